@@ -1,0 +1,95 @@
+// comparators.cuh — tilesort::less and tilesort::greater.
+//
+// Both are transparent functors usable on host and device. For floating-point
+// keys (float, double, __half, __nv_bfloat16) they define a strict weak order
+// over every value, NaN included: NaN sorts after every number (as numpy
+// does), all NaNs are equivalent, and -0.0 is equivalent to +0.0. For every
+// other type they use the type's operator<.
+//
+//   int keys[4] = {...};
+//   tilesort::warp_sort(keys, tilesort::greater{});   // descending
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <type_traits>
+
+#include "detail/config.cuh"
+
+namespace tilesort {
+namespace detail {
+
+template <typename T>
+struct is_floating_key
+    : std::bool_constant<std::is_floating_point_v<T> || std::is_same_v<T, __half> ||
+                         std::is_same_v<T, __nv_bfloat16>> {};
+
+// Widen a floating key to a type with ordinary comparisons.
+template <typename T>
+TILESORT_HD auto widen(const T& x) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half2float(x);
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __bfloat162float(x);
+  } else {
+    return x;
+  }
+}
+
+// a < b in the total order "numbers ascending, then NaN".
+template <typename T>
+TILESORT_HD bool nan_last_less(const T& a, const T& b) {
+  const auto x = widen(a);
+  const auto y = widen(b);
+  // x != x is true exactly for NaN; written this way it needs no libm call.
+  const bool x_nan = x != x;
+  const bool y_nan = y != y;
+  return x_nan ? false : (y_nan || x < y);
+}
+
+}  // namespace detail
+
+// Ascending order. NaN last, -0.0 == +0.0 for floating keys.
+struct less {
+  using is_transparent = void;
+  template <typename T, typename U>
+  TILESORT_HD bool operator()(const T& a, const U& b) const {
+    if constexpr (std::is_same_v<T, U> && detail::is_floating_key<T>::value) {
+      return detail::nan_last_less(a, b);
+    } else {
+      return a < b;
+    }
+  }
+};
+
+// Descending order. NaN still last, -0.0 == +0.0 for floating keys.
+struct greater {
+  using is_transparent = void;
+  template <typename T, typename U>
+  TILESORT_HD bool operator()(const T& a, const U& b) const {
+    if constexpr (std::is_same_v<T, U> && detail::is_floating_key<T>::value) {
+      // b < a among numbers, but a NaN still goes last (it is "less" than nothing).
+      const auto x = detail::widen(a);
+      const auto y = detail::widen(b);
+      const bool x_nan = x != x;
+      const bool y_nan = y != y;
+      return x_nan ? false : (y_nan || y < x);
+    } else {
+      return b < a;
+    }
+  }
+};
+
+namespace detail {
+
+// True when two keys the comparator calls equivalent are always bitwise equal,
+// so a stable sort of keys alone may use an unstable network. Holds for
+// integers under tilesort::less/greater; not for floats (-0.0 vs +0.0, NaN
+// payloads) or user comparators.
+template <typename Key, typename Compare>
+inline constexpr bool equivalence_is_identity =
+    std::is_integral_v<Key> && (std::is_same_v<Compare, tilesort::less> || std::is_same_v<Compare, tilesort::greater>);
+
+}  // namespace detail
+}  // namespace tilesort

@@ -1,0 +1,118 @@
+// thread/thread_sort.cuh — sorting networks over the ItemsPerThread keys one
+// thread holds in registers, and the serial merge the block level builds on.
+//
+// * odd_even_transposition_sort: N rounds of adjacent compare-exchanges
+//   (N*(N-1)/2 comparisons). Swaps only strictly out-of-order neighbours, so it
+//   is stable. Used where stability is required (block_sort).
+// * bitonic_network_sort: Batcher's bitonic network, O(N log^2 N) comparisons,
+//   for any N: the network is laid out for the next power of two and every
+//   comparison whose upper index is >= N is dropped, which is what "virtual
+//   +infinity padding" would do, without any sentinel. Not stable.
+// * serial_merge: one thread merges ItemsPerThread outputs from two sorted
+//   runs of a shared array (stable: ties go to the first run).
+//
+// Every loop bound is a compile-time constant, so with full unrolling the keys
+// stay in registers. All functions are __host__ __device__ and host-tested.
+#pragma once
+
+#include "../comparators.cuh"
+#include "../detail/config.cuh"
+
+namespace tilesort {
+namespace detail {
+
+// Stand-in payload for keys-only sorts: one template serves keys and pairs,
+// and an array of empty structs costs nothing.
+struct no_value {};
+
+template <typename T>
+TILESORT_HD void swap_values(T& a, T& b) {
+  T t = a;
+  a = b;
+  b = t;
+}
+TILESORT_HD void swap_values(no_value&, no_value&) {}
+
+}  // namespace detail
+
+// Order (a, b) so that !comp(b, a); the payloads follow their keys.
+template <typename Key, typename Value, typename Compare>
+TILESORT_HD void compare_exchange(Key& a, Key& b, Value& va, Value& vb, Compare comp) {
+  if (comp(b, a)) {
+    detail::swap_values(a, b);
+    detail::swap_values(va, vb);
+  }
+}
+
+template <typename Key, typename Value, int N, typename Compare = less>
+TILESORT_HD void odd_even_transposition_sort(Key (&keys)[N], Value (&values)[N], Compare comp = {}) {
+#pragma unroll
+  for (int round = 0; round < N; ++round) {
+#pragma unroll
+    for (int i = round & 1; i + 1 < N; i += 2) compare_exchange(keys[i], keys[i + 1], values[i], values[i + 1], comp);
+  }
+}
+
+template <typename Key, int N, typename Compare = less>
+TILESORT_HD void odd_even_transposition_sort(Key (&keys)[N], Compare comp = {}) {
+  detail::no_value values[N];
+  odd_even_transposition_sort(keys, values, comp);
+}
+
+template <typename Key, typename Value, int N, typename Compare = less>
+TILESORT_HD void bitonic_network_sort(Key (&keys)[N], Value (&values)[N], Compare comp = {}) {
+  constexpr int padded = static_cast<int>(detail::next_pow2(N));
+  // "Flip" form of the network: the first step of each merge compares i with
+  // its mirror in the block, later steps with i ^ stride, and the lower index
+  // always receives the smaller key. Padding at indices >= N would be
+  // +infinity and never move, so comparisons that touch it are skipped.
+#pragma unroll
+  for (int block = 2; block <= padded; block <<= 1) {
+#pragma unroll
+    for (int i = 0; i < padded; ++i) {
+      const int partner = i ^ (block - 1);
+      if (partner > i && partner < N) compare_exchange(keys[i], keys[partner], values[i], values[partner], comp);
+    }
+#pragma unroll
+    for (int stride = block >> 2; stride > 0; stride >>= 1) {
+#pragma unroll
+      for (int i = 0; i < padded; ++i) {
+        const int partner = i ^ stride;
+        if (partner > i && partner < N) compare_exchange(keys[i], keys[partner], values[i], values[partner], comp);
+      }
+    }
+  }
+}
+
+template <typename Key, int N, typename Compare = less>
+TILESORT_HD void bitonic_network_sort(Key (&keys)[N], Compare comp = {}) {
+  detail::no_value values[N];
+  bitonic_network_sort(keys, values, comp);
+}
+
+// Merge ItemsPerThread outputs from two sorted runs of `keys`:
+// [a_begin, a_end) and [b_begin, b_end). Ties take the A element first, so the
+// merge is stable when A precedes B in the input. `out_index` receives each
+// output's position in `keys` (to gather payloads). Outputs past the end of
+// both runs repeat the last key and index and must be ignored by the caller.
+template <typename Key, int ItemsPerThread, typename Compare>
+TILESORT_HD void serial_merge(const Key* keys, int a_begin, int a_end, int b_begin, int b_end,
+                              Key (&out)[ItemsPerThread], int (&out_index)[ItemsPerThread], Compare comp) {
+  Key a_key = a_begin < a_end ? keys[a_begin] : Key{};
+  Key b_key = b_begin < b_end ? keys[b_begin] : Key{};
+#pragma unroll
+  for (int i = 0; i < ItemsPerThread; ++i) {
+    const bool take_b = b_begin < b_end && (a_begin >= a_end || comp(b_key, a_key));
+    out[i] = take_b ? b_key : a_key;
+    out_index[i] = take_b ? b_begin : a_begin;
+    if (take_b) {
+      ++b_begin;
+      if (b_begin < b_end) b_key = keys[b_begin];
+    } else {
+      ++a_begin;
+      if (a_begin < a_end) a_key = keys[a_begin];
+    }
+  }
+}
+
+}  // namespace tilesort

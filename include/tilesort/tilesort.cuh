@@ -1,0 +1,6 @@
+// tilesort.cuh — everything in tilesort: the comparators and the thread,
+// warp, block and device levels.
+#pragma once
+
+#include "comparators.cuh"
+#include "thread/thread_sort.cuh"

@@ -1,0 +1,269 @@
+// tests/common/test_util.cuh — what every tilesort test needs: CUDA checks, a
+// GPU-presence guard, device buffers, input generators for every key type and
+// distribution, and CPU reference checks (sorted, permutation, stable).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <tilesort/comparators.cuh>
+
+#define CUDA_ASSERT(expr) ASSERT_EQ(cudaSuccess, (expr)) << #expr << ": " << cudaGetErrorString(expr)
+#define CUDA_EXPECT(expr) EXPECT_EQ(cudaSuccess, (expr)) << #expr
+
+// Launch check: the launch itself and the kernel's completion.
+#define CUDA_ASSERT_LAUNCH()                     \
+  do {                                           \
+    CUDA_ASSERT(cudaGetLastError());             \
+    CUDA_ASSERT(cudaDeviceSynchronize());        \
+  } while (0)
+
+namespace tilesort_test {
+
+inline bool have_gpu() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+}  // namespace tilesort_test
+
+// First line of every GPU test: skip with a clear message where there is no device.
+#define REQUIRE_GPU()                                                                          \
+  do {                                                                                         \
+    if (!tilesort_test::have_gpu())                                                            \
+      GTEST_SKIP() << "no CUDA device: GPU test skipped (run scripts/gpu-check.sh on a GPU machine)"; \
+  } while (0)
+
+namespace tilesort_test {
+
+// ---------------------------------------------------------------- buffers
+template <typename T>
+class device_buffer {
+ public:
+  device_buffer() = default;
+  explicit device_buffer(std::size_t n) : n_(n) {
+    if (n > 0 && cudaMalloc(&ptr_, n * sizeof(T)) != cudaSuccess) {
+      ptr_ = nullptr;
+      ADD_FAILURE() << "cudaMalloc of " << n * sizeof(T) << " bytes failed";
+    }
+  }
+  explicit device_buffer(const std::vector<T>& host) : device_buffer(host.size()) { upload(host); }
+  ~device_buffer() {
+    if (ptr_) cudaFree(ptr_);
+  }
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+
+  T* data() const { return ptr_; }
+  std::size_t size() const { return n_; }
+  void upload(const std::vector<T>& host) {
+    EXPECT_EQ(cudaSuccess, cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  std::vector<T> download() const {
+    std::vector<T> host(n_);
+    EXPECT_EQ(cudaSuccess, cudaMemcpy(host.data(), ptr_, n_ * sizeof(T), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  // Fill with a byte pattern so that unwritten outputs are visible.
+  void poison() { EXPECT_EQ(cudaSuccess, cudaMemset(ptr_, 0xA5, n_ * sizeof(T))); }
+
+ private:
+  T* ptr_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+// ---------------------------------------------------------------- key types
+// A user key: ordered by `major` only, so equal keys can differ in `minor`
+// (that is what makes stability observable for keys alone).
+struct user_key {
+  std::int32_t major;
+  std::uint16_t minor;
+  std::uint16_t pad;
+};
+struct user_key_less {
+  __host__ __device__ bool operator()(const user_key& a, const user_key& b) const { return a.major < b.major; }
+};
+
+enum class distribution { random, sorted, reversed, all_equal, few_distinct, nearly_sorted, nan_and_zero };
+
+inline const char* name(distribution d) {
+  switch (d) {
+    case distribution::random: return "random";
+    case distribution::sorted: return "sorted";
+    case distribution::reversed: return "reversed";
+    case distribution::all_equal: return "all_equal";
+    case distribution::few_distinct: return "few_distinct";
+    case distribution::nearly_sorted: return "nearly_sorted";
+    case distribution::nan_and_zero: return "nan_and_zero";
+  }
+  return "?";
+}
+
+inline const distribution all_distributions[] = {distribution::random,       distribution::sorted,
+                                                 distribution::reversed,     distribution::all_equal,
+                                                 distribution::few_distinct, distribution::nearly_sorted,
+                                                 distribution::nan_and_zero};
+
+// A fresh seed per call; tests print it (SCOPED_TRACE) so a failure can be replayed.
+inline std::uint64_t fresh_seed() {
+  static std::random_device device;
+  return (std::uint64_t(device()) << 32) ^ device();
+}
+
+// Map a 64-bit random draw to a key. For floats, `special` makes NaN, +-0 and
+// +-inf common.
+template <typename Key>
+Key key_from_bits(std::uint64_t bits, bool special) {
+  if constexpr (std::is_same_v<Key, user_key>) {
+    return user_key{static_cast<std::int32_t>(bits % 1000) - 500, static_cast<std::uint16_t>(bits >> 20), 0};
+  } else if constexpr (std::is_integral_v<Key>) {
+    return static_cast<Key>(bits);
+  } else {
+    float x = static_cast<float>(static_cast<std::int64_t>(bits % 2000001) - 1000000) / 1000.0f;
+    if (special) {
+      switch (bits >> 61) {
+        case 0: x = std::numeric_limits<float>::quiet_NaN(); break;
+        case 1: x = 0.0f; break;
+        case 2: x = -0.0f; break;
+        case 3: x = (bits & 1) ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity(); break;
+        default: break;
+      }
+    }
+    if constexpr (std::is_same_v<Key, __half>) {
+      return __float2half(x);
+    } else if constexpr (std::is_same_v<Key, __nv_bfloat16>) {
+      return __float2bfloat16(x);
+    } else {
+      return static_cast<Key>(x);
+    }
+  }
+}
+
+// n keys of the given distribution, drawn from `seed`.
+template <typename Key, typename Compare = tilesort::less>
+std::vector<Key> make_keys(std::size_t n, distribution d, std::uint64_t seed, Compare comp = {}) {
+  std::mt19937_64 rng(seed);
+  std::vector<Key> keys(n);
+  const std::uint64_t few = 1 + rng() % 7;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t bits = rng();
+    if (d == distribution::all_equal) bits = seed;
+    if (d == distribution::few_distinct) bits = bits % few * 0x9E3779B97F4A7C15ull;
+    keys[i] = key_from_bits<Key>(bits, d == distribution::nan_and_zero);
+  }
+  if (d == distribution::sorted || d == distribution::reversed || d == distribution::nearly_sorted) {
+    std::stable_sort(keys.begin(), keys.end(), comp);
+    if (d == distribution::reversed) std::reverse(keys.begin(), keys.end());
+    if (d == distribution::nearly_sorted) {
+      for (std::size_t i = 0; i + 1 < n; i += 1 + rng() % 16) std::swap(keys[i], keys[std::min(n - 1, i + rng() % 8)]);
+    }
+  }
+  return keys;
+}
+
+// ---------------------------------------------------------------- checks
+template <typename T>
+bool bytes_less(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) < 0;
+}
+template <typename T>
+bool bytes_equal(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+// `out` is ordered by comp over [begin, end). Returns the first bad index or -1.
+template <typename Key, typename Compare>
+std::int64_t first_unsorted(const std::vector<Key>& out, std::size_t begin, std::size_t end, Compare comp) {
+  for (std::size_t i = begin + 1; i < end; ++i)
+    if (comp(out[i], out[i - 1])) return static_cast<std::int64_t>(i);
+  return -1;
+}
+
+// `out` is a permutation of `in` (bitwise multiset equality).
+template <typename T>
+bool is_permutation_of(std::vector<T> in, std::vector<T> out) {
+  if (in.size() != out.size()) return false;
+  std::sort(in.begin(), in.end(), bytes_less<T>);
+  std::sort(out.begin(), out.end(), bytes_less<T>);
+  for (std::size_t i = 0; i < in.size(); ++i)
+    if (!bytes_equal(in[i], out[i])) return false;
+  return true;
+}
+
+// A key with the value that travelled with it, for permutation checks of pairs.
+template <typename Key, typename Value>
+struct key_value {
+  Key key;
+  Value value;
+};
+template <typename Key, typename Value>
+std::vector<key_value<Key, Value>> zip(const std::vector<Key>& k, const std::vector<Value>& v) {
+  std::vector<key_value<Key, Value>> kv(k.size());
+  for (std::size_t i = 0; i < k.size(); ++i) {
+    std::memset(&kv[i], 0, sizeof(kv[i]));
+    kv[i].key = k[i];
+    kv[i].value = v[i];
+  }
+  return kv;
+}
+
+// Keys sorted (unstable sort allowed) and a permutation of the input.
+template <typename Key, typename Compare>
+void expect_sorted_permutation(const std::vector<Key>& in, const std::vector<Key>& out, Compare comp) {
+  ASSERT_EQ(in.size(), out.size());
+  EXPECT_EQ(-1, first_unsorted(out, 0, out.size(), comp)) << "output not sorted";
+  EXPECT_TRUE(is_permutation_of(in, out)) << "output is not a permutation of the input";
+}
+
+// Keys equal bitwise to std::stable_sort of the input (stability included).
+template <typename Key, typename Compare>
+void expect_stable_sorted(const std::vector<Key>& in, const std::vector<Key>& out, Compare comp) {
+  ASSERT_EQ(in.size(), out.size());
+  std::vector<Key> ref = in;
+  std::stable_sort(ref.begin(), ref.end(), comp);
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    if (!bytes_equal(ref[i], out[i])) {
+      ADD_FAILURE() << "differs from std::stable_sort at index " << i << " of " << ref.size();
+      return;
+    }
+  }
+}
+
+// Pairs: keys sorted, and (key, value) pairs a permutation of the input pairs.
+template <typename Key, typename Value, typename Compare>
+void expect_sorted_pairs(const std::vector<Key>& keys_in, const std::vector<Value>& values_in,
+                         const std::vector<Key>& keys_out, const std::vector<Value>& values_out, Compare comp) {
+  expect_sorted_permutation(keys_in, keys_out, comp);
+  EXPECT_TRUE(is_permutation_of(zip(keys_in, values_in), zip(keys_out, values_out)))
+      << "values did not travel with their keys";
+}
+
+// Pairs with values = original index: exact match with std::stable_sort.
+template <typename Key, typename Compare>
+void expect_stable_pairs(const std::vector<Key>& keys_in, const std::vector<Key>& keys_out,
+                         const std::vector<std::uint32_t>& index_out, Compare comp) {
+  ASSERT_EQ(keys_in.size(), index_out.size());
+  std::vector<std::uint32_t> ref(keys_in.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = static_cast<std::uint32_t>(i);
+  std::stable_sort(ref.begin(), ref.end(), [&](std::uint32_t a, std::uint32_t b) { return comp(keys_in[a], keys_in[b]); });
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    if (ref[i] != index_out[i] || !bytes_equal(keys_in[ref[i]], keys_out[i])) {
+      ADD_FAILURE() << "pair differs from std::stable_sort at index " << i << " of " << ref.size()
+                    << " (index " << index_out[i] << ", expected " << ref[i] << ")";
+      return;
+    }
+  }
+}
+
+}  // namespace tilesort_test
