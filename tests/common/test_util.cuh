@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -34,6 +35,13 @@ namespace tilesort_test {
 inline bool have_gpu() {
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+// TILESORT_TEST_SMALL=1 marks the compute-sanitizer run: tests keep their
+// sizes small (at most a few tiles) and skip the huge cases.
+inline bool small_run() {
+  const char* v = std::getenv("TILESORT_TEST_SMALL");
+  return v != nullptr && v[0] == '1';
 }
 
 }  // namespace tilesort_test
