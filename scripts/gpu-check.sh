@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The one command for the GPU machine (device tool): build for sm_90 with
+# every core, run every GPU and host test, run compute-sanitizer (memcheck,
+# racecheck, synccheck) on a small-size run of the GPU tests, run the quick
+# benchmark, and print a short summary last. Full logs and the benchmark JSON
+# go to $OUT.
+#
+# That machine has no network and no GoogleTest: carry its source, e.g.
+#   mkdir -p third_party && cp -r /usr/src/googletest third_party/   (ignored by git)
+#   device run: carry ["third_party"], command "bash scripts/gpu-check.sh"
+# Knobs: GPU_CHECK_TESTS=regex (ctest -R), GPU_CHECK_SANITIZE=0, GPU_CHECK_BENCH=0,
+#        GPU_CHECK_BENCH_ARGS="--quick" (the benchmark's arguments).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-check-out}
+mkdir -p "$OUT"
+export PATH=/usr/local/cuda/bin:$PATH
+summary=()
+note() { summary+=("$*"); echo "## $*"; }
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
+
+start=$SECONDS
+gtest_dir=third_party/googletest
+[ -f $gtest_dir/CMakeLists.txt ] || gtest_dir=/usr/src/googletest
+if cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+     -DTILESORT_GTEST_SOURCE_DIR="$PWD/$gtest_dir" >"$OUT/build.log" 2>&1 &&
+   ninja -C build-gpu -j "$(nproc)" -k 0 >>"$OUT/build.log" 2>&1; then
+  note "build: ok ($((SECONDS - start)) s)"
+else
+  note "build: FAILED ($((SECONDS - start)) s), see build.log"
+  grep -E "error|FAILED" "$OUT/build.log" | head -30
+fi
+
+start=$SECONDS
+# Each test binary directly, so the summary can count gtest's passed/failed/skipped.
+selected() { [ -x "$1" ] && { [ -z "${GPU_CHECK_TESTS:-}" ] || [[ $(basename "$1") =~ $GPU_CHECK_TESTS ]]; }; }
+total_pass=0 total_fail=0 total_skip=0
+for t in build-gpu/tests/host_* build-gpu/tests/gpu_*; do
+  selected "$t" || continue
+  log="$OUT/tests.log"
+  echo "=== $(basename "$t")" >>"$log"
+  timeout 400 "$t" >"$OUT/one.log" 2>&1
+  rc=$?
+  cat "$OUT/one.log" >>"$log"
+  pass=$(grep -oE "^\[  PASSED  \] [0-9]+" "$OUT/one.log" | grep -oE "[0-9]+$" || echo 0)
+  fail=$(grep -cE "^\[  FAILED  \] [A-Za-z_]" "$OUT/one.log")
+  skip=$(grep -oE "^\[  SKIPPED \] [0-9]+" "$OUT/one.log" | grep -oE "[0-9]+$" || echo 0)
+  total_pass=$((total_pass + ${pass:-0})); total_fail=$((total_fail + fail)); total_skip=$((total_skip + ${skip:-0}))
+  note "test $(basename "$t"): rc=$rc passed=${pass:-0} failed=$fail skipped=${skip:-0}"
+  [ "$fail" -gt 0 ] && grep -E "^\[  FAILED  \] [A-Za-z_]" "$OUT/one.log" | head -8
+done
+rm -f "$OUT/one.log"
+note "tests: $total_pass passed, $total_fail failed, $total_skip skipped ($((SECONDS - start)) s)"
+
+if [ "${GPU_CHECK_SANITIZE:-1}" = 1 ]; then
+  start=$SECONDS
+  for tool in memcheck racecheck synccheck; do
+    for t in build-gpu/tests/gpu_*; do
+      selected "$t" || continue
+      log="$OUT/sanitizer.log"
+      echo "=== $tool $(basename "$t")" >>"$log"
+      TILESORT_TEST_SMALL=1 timeout 240 compute-sanitizer --tool "$tool" --error-exitcode 9 \
+        "$t" --gtest_brief=1 >>"$log" 2>&1
+      rc=$?
+      [ $rc -eq 0 ] && res=clean || res="rc=$rc"
+      [ $rc -eq 124 ] && res="timeout"
+      note "sanitizer $tool $(basename "$t"): $res"
+    done
+  done
+  note "sanitizer: done ($((SECONDS - start)) s)"
+fi
+
+if [ "${GPU_CHECK_BENCH:-1}" = 1 ] && [ -x build-gpu/bench/tilesort-bench ]; then
+  start=$SECONDS
+  timeout 300 build-gpu/bench/tilesort-bench ${GPU_CHECK_BENCH_ARGS:---quick} --json "$OUT/bench.json" \
+    >"$OUT/bench.txt" 2>"$OUT/bench.err"
+  note "bench: rc=$? ($((SECONDS - start)) s)"
+  cat "$OUT/bench.txt"
+fi
+
+echo
+echo "==================== gpu-check summary"
+printf '%s\n' "${summary[@]}"
