@@ -3,4 +3,6 @@
 #pragma once
 
 #include "comparators.cuh"
+#include "thread/thread_load.cuh"
 #include "thread/thread_sort.cuh"
+#include "warp/warp_sort.cuh"
