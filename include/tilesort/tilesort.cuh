@@ -5,4 +5,5 @@
 #include "comparators.cuh"
 #include "thread/thread_load.cuh"
 #include "thread/thread_sort.cuh"
+#include "block/block_sort.cuh"
 #include "warp/warp_sort.cuh"
