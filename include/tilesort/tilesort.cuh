@@ -7,3 +7,5 @@
 #include "thread/thread_sort.cuh"
 #include "block/block_sort.cuh"
 #include "warp/warp_sort.cuh"
+#include "device/merge_sort.cuh"
+#include "device/segmented_sort.cuh"

@@ -286,7 +286,7 @@ TILESORT_DEVICE void warp_merge_rounds_in_registers(Key (&keys)[ItemsPerThread],
       const bool lower = (lane & mask) == 0;
 #pragma unroll
       for (int e = 0; e < ItemsPerThread; ++e)
-        keys[e] = keep_from_partner(keys[e], __shfl_xor_sync(0xffffffffu, keys[e], mask), lower, comp);
+        keys[e] = keep_from_partner(keys[e], static_cast<Key>(__shfl_xor_sync(0xffffffffu, keys[e], mask)), lower, comp);
     }
     clean_bitonic_registers(keys, comp);
   }

@@ -1,0 +1,557 @@
+// device/merge_sort.cuh — stable device-wide merge sort of keys or key-value
+// pairs, any trivially copyable key, any strict weak order, 64-bit sizes.
+//
+// Algorithm (ModernGPU/CUB shape, flat):
+//   1. blocksort: each block loads a tile of T = block_threads x block_items
+//      keys (coalesced, transposed to the blocked arrangement in shared
+//      memory), sorts it with block_sort (stable) and stores it back.
+//   2. ceil(log2(ceil(n / T))) merge passes; pass p merges sorted runs of
+//      T << p keys in pairs. Each pass is two launches:
+//        partition: one 64-bit merge-path search in global memory per merge-tile
+//                   boundary (ceil(n / M) + 1 searches, M = merge tile);
+//        merge:     each block loads its A and B slices (coalesced) into
+//                   shared memory, every thread runs a merge-path search there
+//                   and serially merges merge_items outputs, and the block
+//                   stores its M outputs coalesced through padded shared memory.
+//      Pairs merge keys only, carrying each output's source index; values are
+//      then gathered by index from global memory (within a warp the indices
+//      form at most a few ascending runs, so the gather stays coalesced).
+//   Buffers ping-pong between keys_out and the temp buffer; the blocksort
+//   picks its destination by the parity of the pass count, so the last pass
+//   writes keys_out and no copy is ever needed (detail/merge_sort_plan.cuh).
+//
+// Cost: 1 + merge_passes reads and writes of every key (and value), 1 + 2 x
+// merge_passes launches; n <= T: one launch, keys_in -> keys_out directly;
+// n == 1: a copy (when out != in); n == 0: nothing. With the sm_90 policy
+// below (T = 8192 for items of up to 8 bytes: u32 keys, u64 keys, u32+u32
+// pairs), passes (blocksort + merges) at 2^20 / 2^24 / 2^28 keys are
+// 8 / 12 / 16; CUB's 4352-key tiles (u32 keys, pairs) take 9 / 13 / 17 and
+// its 2048-key tiles (u64 keys) 10 / 14 / 18.
+// Shared memory: blocksort max(block_sort's temp_storage, the transposes)
+// (u32 keys 33 KB; u64 keys and u32 pairs 68 KB, opted in above 48 KB);
+// merge M keys (+ M ints for pairs), each padded by one word per 128 bytes
+// (u32 keys 16.5 KB, u64 keys and u32 pairs 33-34 KB).
+// Temp storage: n keys (+ n values) + 8 bytes per merge tile boundary when a
+// merge pass is needed (256-byte aligned buffers); 1 byte otherwise.
+//
+// In place (keys_out == keys_in, values likewise) works: the blocksort reads
+// each tile into registers before any block writes that tile, and every
+// merge pass reads one buffer and writes the other.
+//
+//   std::size_t temp_bytes = 0;
+//   tilesort::merge_sort_keys(nullptr, temp_bytes, d_in, d_out, n);          // size query
+//   cudaMallocAsync(&d_temp, temp_bytes, stream);
+//   tilesort::merge_sort_keys(d_temp, temp_bytes, d_in, d_out, n, tilesort::less{}, stream);
+//   // or, allocating stream-ordered temp storage itself:
+//   tilesort::merge_sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::greater{}, stream);
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "../block/block_sort.cuh"
+#include "../comparators.cuh"
+#include "../detail/config.cuh"
+#include "../detail/error.cuh"
+#include "../detail/merge_path.cuh"
+#include "../detail/merge_sort_plan.cuh"
+#include "../thread/thread_sort.cuh"
+
+namespace tilesort {
+
+// ------------------------------------------------------------------ tuning
+// One policy per (key size, value size); ValueBytes = 0 for keys only.
+// Chosen for sm_90 (H100) by reasoning, to be confirmed by tilesort-bench (no
+// GPU was at hand when it was written):
+// * blocksort tile T = 512 x 16 = 8192 items of up to 8 bytes (key + value):
+//   1.9x CUB's 4352 for u32 keys and u32 pairs, 4x its 2048 for u64 keys,
+//   i.e. one (u32, pairs) or two (u64) fewer global merge passes at every
+//   size; merge passes are DRAM-bound, so passes are the lever. The tile
+//   lives in registers (16 items per thread) and block_sort's shared memory
+//   (33 KB for u32 keys, 68 KB for 8-byte items); 512 threads keep 16 warps
+//   per block busy during the in-block merges. Candidates for the benchmark:
+//   1024 x 16 (one more pass saved, half the blocks per SM).
+// * merge tile M = 256 x 16 = 4096 outputs: power of two (M must divide 2T),
+//   16 outputs per thread amortise the per-thread merge-path search, and
+//   16.5 KB (u32 keys) to 34 KB (8-byte items) of shared memory and 48-79
+//   registers leave 3-4 blocks (24-32 warps) per SM to hide DRAM latency in
+//   these bandwidth-bound passes.
+// * Bigger items halve items per thread to keep registers in check.
+// * block_min_blocks = 1 (the blocksort's __launch_bounds__ minimum) lets a
+//   thread use up to 128 registers, which keeps ptxas from spilling: with no
+//   minimum its heuristic spilled 8-byte keys (double 44 bytes), and a cap of
+//   64 registers (2 blocks per SM) spilled u32 keys (~104 bytes) with the
+//   register-shuffle warp rounds of block_sort. Checked with -Xptxas -v
+//   (u32 keys ~117 registers, u64 keys and u32 pairs ~128, 0 bytes stack).
+//   If block_sort gets leaner, 2 for items of up to 4 bytes doubles the
+//   blocks per SM (re-check -Xptxas -v).
+template <std::size_t KeyBytes, std::size_t ValueBytes>
+struct merge_sort_policy {
+  static constexpr std::size_t item_bytes = KeyBytes + ValueBytes;
+  static constexpr int block_threads = 512;
+  static constexpr int block_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
+  static constexpr int block_min_blocks = 1;
+  static constexpr int merge_threads = 256;
+  static constexpr int merge_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
+  static constexpr int tile_items = block_threads * block_items;
+  static constexpr int merge_tile_items = merge_threads * merge_items;
+  static_assert(block_threads % 32 == 0 && merge_threads % 32 == 0, "whole warps");
+  static_assert((2 * tile_items) % merge_tile_items == 0, "a merge tile must never straddle two merge groups");
+};
+
+namespace detail {
+
+template <typename Value>
+inline constexpr bool merge_sort_has_values = !std::is_same_v<Value, no_value>;
+
+template <typename Key, typename Value>
+using merge_sort_policy_for = merge_sort_policy<sizeof(Key), merge_sort_has_values<Value> ? sizeof(Value) : 0>;
+
+// Both kernels take their shared memory dynamically (the blocksort's can pass
+// 48 KB); one declaration so that every instantiation agrees on it.
+extern __shared__ __align__(16) unsigned char merge_sort_smem[];
+
+// The kernels' data movement is written as steps that take the thread (or
+// lane) as an argument and contain no barrier: the kernels run each step with
+// threadIdx and put the barriers between steps; the host test runs the same
+// steps thread by thread (tests/host/merge_sort_plan.cu).
+
+// ------------------------------------------------------------------ warp transposes
+// A warp moves 32 x Items consecutive items between global memory (striped:
+// lane l touches l + 32k, so each access is one contiguous 32-item row) and
+// registers (blocked: lane l holds l·Items + i), through its own padded
+// region of shared memory; a __syncwarp separates the two steps of each
+// direction. `valid` counts the warp's in-range items (any int; <= 0: none).
+// Full = every item valid (no bounds checks).
+template <int Items>
+struct merge_sort_warp_transpose {
+  // Load, step 1: global (striped) -> region.
+  template <bool Full, typename T>
+  TILESORT_HD static void load_striped(const T* src, int valid, T* region, int lane) {
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      const int j = lane + 32 * k;
+      if (Full || j < valid) region[transpose_slot<T>(j)] = src[j];
+    }
+  }
+  // Load, step 2: region -> registers (blocked). Out-of-range slots get a
+  // real item (`fill`: the tile's first), so no comparator ever sees garbage.
+  template <bool Full, typename T>
+  TILESORT_HD static void read_blocked(const T* region, int valid, int lane, T (&items)[Items], const T* fill) {
+#pragma unroll
+    for (int i = 0; i < Items; ++i) {
+      const int j = lane * Items + i;
+      if (Full || j < valid) {
+        items[i] = region[transpose_slot<T>(j)];
+      } else {
+        items[i] = *fill;
+      }
+    }
+  }
+  // Store, step 1: registers (blocked) -> region.
+  template <typename T>
+  TILESORT_HD static void write_blocked(T* region, int lane, const T (&items)[Items]) {
+#pragma unroll
+    for (int i = 0; i < Items; ++i) region[transpose_slot<T>(lane * Items + i)] = items[i];
+  }
+  // Store, step 2: region -> global (striped), in-range items only.
+  template <bool Full, typename T>
+  TILESORT_HD static void store_striped(const T* region, int valid, T* dst, int lane) {
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      const int j = lane + 32 * k;
+      if (Full || j < valid) dst[j] = region[transpose_slot<T>(j)];
+    }
+  }
+};
+
+// ------------------------------------------------------------------ blocksort
+template <typename Key, typename Value, int Threads, int Items>
+struct merge_sort_blocksort_parts {
+  static constexpr bool pairs = merge_sort_has_values<Value>;
+  static constexpr int warps = Threads / 32;
+  static constexpr int warp_items = 32 * Items;
+  using sort_type = block_sort<Key, Threads, Items, std::conditional_t<pairs, Value, void>>;
+  using transpose = merge_sort_warp_transpose<Items>;
+  struct transpose_storage {
+    Key keys[warps][transpose_slots<Key>(warp_items)];
+    Value values[warps][pairs ? transpose_slots<Value>(warp_items) : 1];
+  };
+  // The transposes and the sort never overlap in time (barriers between them).
+  union storage {
+    typename sort_type::temp_storage sort;
+    transpose_storage transpose;
+  };
+};
+
+template <bool Full, typename Parts, int Items, typename Key, typename Value, typename Compare>
+TILESORT_DEVICE void merge_sort_blocksort_tile(typename Parts::storage& storage, const Key* keys_in, Key* keys_out,
+                                               const Value* values_in, Value* values_out, int valid, Compare comp) {
+  using transpose = typename Parts::transpose;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp_offset = warp * Parts::warp_items;
+  const int warp_valid = valid - warp_offset;
+  Key* key_region = storage.transpose.keys[warp];
+  Value* value_region = storage.transpose.values[warp];
+
+  Key keys[Items];
+  Value values[Items];
+  transpose::template load_striped<Full>(keys_in + warp_offset, warp_valid, key_region, lane);
+  if constexpr (Parts::pairs)
+    transpose::template load_striped<Full>(values_in + warp_offset, warp_valid, value_region, lane);
+  __syncwarp();
+  transpose::template read_blocked<Full>(key_region, warp_valid, lane, keys, keys_in);
+  if constexpr (Parts::pairs) transpose::template read_blocked<Full>(value_region, warp_valid, lane, values, values_in);
+  __syncthreads();  // the sort reuses the transpose bytes
+
+  typename Parts::sort_type sorter(storage.sort);
+  if constexpr (Parts::pairs) {
+    if constexpr (Full) {
+      sorter.sort_pairs(keys, values, comp);
+    } else {
+      sorter.sort_pairs(keys, values, valid, comp);
+    }
+  } else {
+    if constexpr (Full) {
+      sorter.sort(keys, comp);
+    } else {
+      sorter.sort(keys, valid, comp);
+    }
+  }
+  __syncthreads();  // every thread is done with the sort's storage
+
+  transpose::write_blocked(key_region, lane, keys);
+  if constexpr (Parts::pairs) transpose::write_blocked(value_region, lane, values);
+  __syncwarp();
+  transpose::template store_striped<Full>(key_region, warp_valid, keys_out + warp_offset, lane);
+  if constexpr (Parts::pairs)
+    transpose::template store_striped<Full>(value_region, warp_valid, values_out + warp_offset, lane);
+}
+
+// One block per tile of T keys: keys_in -> sorted runs of T in keys_out.
+// keys_out may equal keys_in: every read of the tile precedes the first
+// barrier, every write follows it, and no other block touches the tile.
+template <typename Policy, typename Key, typename Value, typename Compare>
+__global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_blocks)
+    merge_sort_blocksort_kernel(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
+                                std::int64_t n, Compare comp) {
+  using parts = merge_sort_blocksort_parts<Key, Value, Policy::block_threads, Policy::block_items>;
+  auto& storage = *reinterpret_cast<typename parts::storage*>(merge_sort_smem);
+  const std::int64_t tile_begin = std::int64_t(blockIdx.x) * Policy::tile_items;
+  const int valid = static_cast<int>(merge_sort_min(n - tile_begin, Policy::tile_items));
+  keys_in += tile_begin;
+  keys_out += tile_begin;
+  if constexpr (parts::pairs) {
+    values_in += tile_begin;
+    values_out += tile_begin;
+  }
+  if (valid == Policy::tile_items) {
+    merge_sort_blocksort_tile<true, parts, Policy::block_items>(storage, keys_in, keys_out, values_in, values_out,
+                                                                valid, comp);
+  } else {
+    merge_sort_blocksort_tile<false, parts, Policy::block_items>(storage, keys_in, keys_out, values_in, values_out,
+                                                                 valid, comp);
+  }
+}
+
+// ------------------------------------------------------------------ merge pass
+// partitions[i] = absolute index into A of the first A key that merge tile i
+// takes, for i = 0 .. merge_tiles (one thread each).
+template <typename Key, typename Compare>
+__global__ void merge_sort_partition_kernel(const Key* keys, std::int64_t n, std::int64_t run, int merge_tile_items,
+                                            std::int64_t partition_count, std::int64_t* partitions, Compare comp) {
+  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < partition_count) partitions[i] = merge_sort_partition(keys, n, run, merge_tile_items, i, comp);
+}
+
+template <typename Key, int TileItems, bool Pairs>
+struct merge_sort_merge_storage {
+  // Unpadded A ++ B while merging (serial_merge reads a plain array), then the
+  // padded blocked -> striped transpose of the outputs.
+  Key keys[transpose_slots<Key>(TileItems)];
+  int sources[Pairs ? transpose_slots<int>(TileItems) : 1];
+};
+
+// One merge tile: `slices` says which A and B keys make outputs
+// [out_begin, out_end); count <= Threads x Items. Steps, barrier after each:
+template <int Threads, int Items>
+struct merge_sort_merge_steps {
+  // 1. A ++ B into keys[0, count), striped: each warp reads one contiguous row
+  //    (two where it crosses from A to B).
+  template <bool Full, typename Key>
+  TILESORT_HD static void load(Key* keys, const merge_tile_slices& slices, const Key* src, int thread) {
+    const int a_count = slices.a_count();
+    const int count = slices.count();
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      const int j = thread + k * Threads;
+      if (Full || j < count) keys[j] = src[j < a_count ? slices.a_begin + j : slices.b_begin + (j - a_count)];
+    }
+  }
+
+  // 2. The thread's outputs [diagonal, diagonal + Items) of the tile, and
+  //    where each came from in keys[] (outputs past count are junk).
+  template <typename Key, typename Compare>
+  TILESORT_HD static void merge(const Key* keys, const merge_tile_slices& slices, int thread, Key (&out)[Items],
+                                int (&source)[Items], Compare comp) {
+    const int a_count = slices.a_count();
+    const int count = slices.count();
+    const int diagonal = thread * Items < count ? thread * Items : count;
+    const int split = merge_path<int>(keys, a_count, keys + a_count, count - a_count, diagonal, comp);
+    serial_merge(keys, split, a_count, a_count + diagonal - split, count, out, source, comp);
+  }
+
+  // 3. Blocked -> padded slots (keys, and the sources when values follow).
+  template <bool Full, bool Pairs, typename Key>
+  TILESORT_HD static void write_blocked(Key* keys, int* sources, const merge_tile_slices& slices, int thread,
+                                        const Key (&out)[Items], const int (&source)[Items]) {
+    const int count = slices.count();
+#pragma unroll
+    for (int i = 0; i < Items; ++i) {
+      const int j = thread * Items + i;
+      if (Full || j < count) {
+        keys[transpose_slot<Key>(j)] = out[i];
+        if constexpr (Pairs) sources[transpose_slot<int>(j)] = source[i];
+      }
+    }
+  }
+
+  // 4. Striped, coalesced stores; values gathered from their source index.
+  template <bool Full, bool Pairs, typename Key, typename Value>
+  TILESORT_HD static void store(const Key* keys, const int* sources, const merge_tile_slices& slices, int thread,
+                                Key* keys_dst, const Value* values_src, Value* values_dst) {
+    const int a_count = slices.a_count();
+    const int count = slices.count();
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      const int j = thread + k * Threads;
+      if (Full || j < count) {
+        keys_dst[slices.out_begin + j] = keys[transpose_slot<Key>(j)];
+        if constexpr (Pairs) {
+          const int s = sources[transpose_slot<int>(j)];
+          values_dst[slices.out_begin + j] =
+              values_src[s < a_count ? slices.a_begin + s : slices.b_begin + (s - a_count)];
+        }
+      }
+    }
+  }
+};
+
+template <bool Full, int Threads, int Items, typename Key, typename Value, typename Storage, typename Compare>
+TILESORT_DEVICE void merge_sort_merge_tile(Storage& storage, const merge_tile_slices& slices, const Key* keys_src,
+                                           Key* keys_dst, const Value* values_src, Value* values_dst, Compare comp) {
+  constexpr bool pairs = merge_sort_has_values<Value>;
+  using steps = merge_sort_merge_steps<Threads, Items>;
+  const int thread = static_cast<int>(threadIdx.x);
+  steps::template load<Full>(storage.keys, slices, keys_src, thread);
+  __syncthreads();
+  Key out[Items];
+  int source[Items];
+  steps::merge(storage.keys, slices, thread, out, source, comp);
+  __syncthreads();  // everyone is done reading A ++ B
+  steps::template write_blocked<Full, pairs>(storage.keys, storage.sources, slices, thread, out, source);
+  __syncthreads();
+  steps::template store<Full, pairs>(storage.keys, storage.sources, slices, thread, keys_dst, values_src, values_dst);
+}
+
+// One block per merge tile of M outputs: runs of `run` in keys_src -> runs of 2·run in keys_dst.
+template <typename Policy, typename Key, typename Value, typename Compare>
+__global__ void __launch_bounds__(Policy::merge_threads)
+    merge_sort_merge_kernel(const Key* keys_src, Key* keys_dst, const Value* values_src, Value* values_dst,
+                            const std::int64_t* partitions, std::int64_t n, std::int64_t run, Compare comp) {
+  using storage_type = merge_sort_merge_storage<Key, Policy::merge_tile_items, merge_sort_has_values<Value>>;
+  auto& storage = *reinterpret_cast<storage_type*>(merge_sort_smem);
+  const std::int64_t tile = blockIdx.x;
+  const merge_tile_slices slices =
+      merge_tile_range(tile, Policy::merge_tile_items, run, n, partitions[tile], partitions[tile + 1]);
+  if (slices.count() == Policy::merge_tile_items) {
+    merge_sort_merge_tile<true, Policy::merge_threads, Policy::merge_items>(storage, slices, keys_src, keys_dst,
+                                                                            values_src, values_dst, comp);
+  } else {
+    merge_sort_merge_tile<false, Policy::merge_threads, Policy::merge_items>(storage, slices, keys_src, keys_dst,
+                                                                             values_src, values_dst, comp);
+  }
+}
+
+// ------------------------------------------------------------------ host side
+inline constexpr int merge_sort_partition_threads = 256;
+
+// Kernels with more than 48 KB of dynamic shared memory must say so first.
+// The call is not stream-ordered; the thread switches to relaxed capture mode
+// around it so that it stays legal while the caller captures a graph (in any
+// capture mode), then restores the caller's mode.
+template <typename Kernel>
+cudaError_t merge_sort_allow_smem(Kernel* kernel, std::size_t bytes) {
+  if (bytes <= 48 * 1024) return cudaSuccess;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
+  const cudaError_t error =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  const cudaError_t restore_error = cudaThreadExchangeStreamCaptureMode(&mode);
+  return error != cudaSuccess ? error : restore_error;
+}
+
+template <typename Key, typename Value>
+struct merge_sort_setup {
+  using policy = merge_sort_policy_for<Key, Value>;
+  merge_sort_plan plan;
+  merge_sort_temp_layout layout;
+  explicit merge_sort_setup(std::int64_t n)
+      : plan(make_merge_sort_plan(n, policy::tile_items, policy::merge_tile_items)),
+        layout(make_merge_sort_temp_layout(plan, sizeof(Key), merge_sort_has_values<Value> ? sizeof(Value) : 0)) {}
+};
+
+// Launch everything. Arguments are checked; `temp` holds layout.total_bytes.
+template <typename Key, typename Value, typename Compare>
+cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value>& setup, void* temp, const Key* keys_in, Key* keys_out,
+                              const Value* values_in, Value* values_out, Compare comp, cudaStream_t stream) {
+  using policy = typename merge_sort_setup<Key, Value>::policy;
+  constexpr bool pairs = merge_sort_has_values<Value>;
+  const merge_sort_plan& plan = setup.plan;
+  const std::int64_t n = plan.n;
+  if (n == 0) return cudaSuccess;
+  if (n == 1) {
+    if (keys_out != keys_in)
+      TILESORT_RETURN_IF_ERROR(cudaMemcpyAsync(keys_out, keys_in, sizeof(Key), cudaMemcpyDeviceToDevice, stream));
+    if constexpr (pairs) {
+      if (values_out != values_in)
+        TILESORT_RETURN_IF_ERROR(
+            cudaMemcpyAsync(values_out, values_in, sizeof(Value), cudaMemcpyDeviceToDevice, stream));
+    }
+    return cudaSuccess;
+  }
+  // Grid sizes are 32-bit (n up to 2^43 keys with the policy above).
+  if (plan.tiles > INT_MAX || ceil_div(plan.partition_count(), merge_sort_partition_threads) > INT_MAX ||
+      plan.merge_tiles > INT_MAX)
+    return cudaErrorInvalidValue;
+
+  const auto buffers = carve_merge_sort_temp<Key, Value>(temp, setup.layout);
+  // Step k writes keys_out when plan.writes_output(k), else the temp buffers.
+  auto keys_of = [&](int step) { return plan.writes_output(step) ? keys_out : buffers.keys; };
+  auto values_of = [&](int step) { return plan.writes_output(step) ? values_out : buffers.values; };
+
+  {
+    using storage =
+        typename merge_sort_blocksort_parts<Key, Value, policy::block_threads, policy::block_items>::storage;
+    static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
+    auto* kernel = merge_sort_blocksort_kernel<policy, Key, Value, Compare>;
+    TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, sizeof(storage)));
+    kernel<<<static_cast<unsigned>(plan.tiles), policy::block_threads, sizeof(storage), stream>>>(
+        keys_in, keys_of(0), values_in, values_of(0), n, comp);
+    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+  }
+
+  using storage = merge_sort_merge_storage<Key, policy::merge_tile_items, pairs>;
+  static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
+  auto* merge_kernel = merge_sort_merge_kernel<policy, Key, Value, Compare>;
+  if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage)));
+  const std::int64_t partitions = plan.partition_count();
+  const auto partition_blocks = static_cast<unsigned>(ceil_div(partitions, merge_sort_partition_threads));
+  for (int pass = 0; pass < plan.merge_passes; ++pass) {
+    const Key* keys_src = keys_of(pass);
+    const std::int64_t run = plan.run_length(pass);
+    merge_sort_partition_kernel<<<partition_blocks, merge_sort_partition_threads, 0, stream>>>(
+        keys_src, n, run, policy::merge_tile_items, partitions, buffers.partitions, comp);
+    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+    merge_kernel<<<static_cast<unsigned>(plan.merge_tiles), policy::merge_threads, sizeof(storage), stream>>>(
+        keys_src, keys_of(pass + 1), values_of(pass), values_of(pass + 1), buffers.partitions, n, run, comp);
+    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+  }
+  return cudaSuccess;
+}
+
+// Two-phase entry: size query, argument checks, launch.
+template <typename Key, typename Value, typename Compare>
+cudaError_t merge_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                 const Value* values_in, Value* values_out, std::int64_t n, Compare comp,
+                                 cudaStream_t stream) {
+  if (n < 0) return cudaErrorInvalidValue;
+  const merge_sort_setup<Key, Value> setup(n);
+  if (d_temp == nullptr) {
+    temp_bytes = setup.layout.total_bytes;
+    return cudaSuccess;
+  }
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, merge_sort_has_values<Value>, n));
+  TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, setup.layout.total_bytes));
+  return merge_sort_launch(setup, d_temp, keys_in, keys_out, values_in, values_out, comp, stream);
+}
+
+// Convenience entry: stream-ordered temp storage, allocated only when a merge
+// pass needs it, freed on the same stream whatever happens after the allocation.
+template <typename Key, typename Value, typename Compare>
+cudaError_t merge_sort_allocating(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
+                                  std::int64_t n, Compare comp, cudaStream_t stream) {
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, merge_sort_has_values<Value>, n));
+  const merge_sort_setup<Key, Value> setup(n);
+  if (setup.plan.merge_passes == 0)
+    return merge_sort_launch(setup, nullptr, keys_in, keys_out, values_in, values_out, comp, stream);
+  void* temp = nullptr;
+  if (cudaMallocAsync(&temp, setup.layout.total_bytes, stream) != cudaSuccess) {
+    (void)cudaGetLastError();  // our failure, not a sticky error: do not leave it for the caller's next check
+    return cudaErrorMemoryAllocation;
+  }
+  const cudaError_t sort_error = merge_sort_launch(setup, temp, keys_in, keys_out, values_in, values_out, comp, stream);
+  const cudaError_t free_error = cudaFreeAsync(temp, stream);
+  return sort_error != cudaSuccess ? sort_error : free_error;
+}
+
+}  // namespace detail
+
+// ------------------------------------------------------------------ public API
+// Times merge_sort_keys/pairs reads and writes every key for n keys (blocksort
+// + merge passes; 1 for n == 1, 0 for n == 0). The benchmark reports
+// bytes moved per key as 2 x passes x (sizeof(Key) + sizeof(Value)).
+template <typename Key, typename Value = void>
+constexpr int merge_sort_passes(std::int64_t n) {
+  using payload = std::conditional_t<std::is_void_v<Value>, detail::no_value, Value>;
+  return detail::merge_sort_passes(n, detail::merge_sort_policy_for<Key, payload>::tile_items);
+}
+
+// Stable sort of n keys: keys_out[0, n) = keys_in[0, n) ordered by comp.
+// Call with d_temp == nullptr to get temp_bytes (nothing else happens).
+//
+//   std::size_t bytes = 0;
+//   tilesort::merge_sort_keys(nullptr, bytes, d_in, d_out, n);
+//   void* d_temp; cudaMalloc(&d_temp, bytes);
+//   tilesort::merge_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::greater{}, stream);
+template <typename Key, typename Compare = less>
+cudaError_t merge_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out, std::int64_t n,
+                            Compare comp = {}, cudaStream_t stream = 0) {
+  return detail::merge_sort_two_phase<Key, detail::no_value>(d_temp, temp_bytes, keys_in, keys_out, nullptr, nullptr, n,
+                                                             comp, stream);
+}
+
+// Stable sort of n (key, value) pairs by key; values travel with their keys.
+//
+//   tilesort::merge_sort_pairs(nullptr, bytes, d_keys, d_keys, d_vals, d_vals, n);   // size query
+//   tilesort::merge_sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n);    // in place
+template <typename Key, typename Value, typename Compare = less>
+cudaError_t merge_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                             const Value* values_in, Value* values_out, std::int64_t n, Compare comp = {},
+                             cudaStream_t stream = 0) {
+  return detail::merge_sort_two_phase(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream);
+}
+
+// Same, with stream-ordered temp storage (cudaMallocAsync/cudaFreeAsync on
+// `stream`, only when a merge pass needs it); graph-capturable. A failed
+// allocation returns cudaErrorMemoryAllocation with nothing written.
+//
+//   tilesort::merge_sort_keys(d_keys, d_keys, n, tilesort::less{}, stream);
+template <typename Key, typename Compare = less>
+cudaError_t merge_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Compare comp = {},
+                            cudaStream_t stream = 0) {
+  return detail::merge_sort_allocating<Key, detail::no_value>(keys_in, keys_out, nullptr, nullptr, n, comp, stream);
+}
+
+template <typename Key, typename Value, typename Compare = less>
+cudaError_t merge_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
+                             std::int64_t n, Compare comp = {}, cudaStream_t stream = 0) {
+  return detail::merge_sort_allocating(keys_in, keys_out, values_in, values_out, n, comp, stream);
+}
+
+}  // namespace tilesort
