@@ -1,0 +1,191 @@
+// bench/cases_merge.cu — family "merge": device-resident
+// tilesort::merge_sort_keys/pairs against cub::DeviceMergeSort (same
+// comparator), thrust::sort and thrust::stable_sort with the comparator, and
+// cub::DeviceRadixSort (primitive keys only) as the non-comparison reference.
+// Types: u32, u64, f32, pairs32 (u32/u32), pairs64 (u64/u64), struct (a
+// {u32 a; u32 b;} key ordered by a with a user comparator). Sizes 2^10..2^28;
+// distributions random, sorted, reversed, few distinct, nearly sorted. For
+// n <= 2^16 the automatic timing mode adds gpu-mode (latency) rows.
+#include <cstdio>
+
+#include <tilesort/comparators.cuh>
+#include <tilesort/device/merge_sort.cuh>
+
+#include "alternatives.cuh"
+#include "bench.cuh"
+
+namespace bench {
+namespace {
+
+template <typename K, typename V, typename Compare>
+cudaError_t tilesort_merge(void* temp, std::size_t& bytes, const K* keys_in, K* keys_out, const value_t<V>* values_in,
+                           value_t<V>* values_out, std::int64_t n, Compare comp, cudaStream_t s) {
+  if constexpr (std::is_void_v<V>) {
+    return tilesort::merge_sort_keys(temp, bytes, keys_in, keys_out, n, comp, s);
+  } else {
+    return tilesort::merge_sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s);
+  }
+}
+
+// "5 passes x 8 B/key: 74.9 GKeys/s": the copy ceiling over the bytes the sort moves
+template <typename K, typename V>
+std::string merge_bound(const harness& h, std::int64_t n) {
+  const double item_bytes = double(sizeof(K) + value_size<V>());
+  const int passes = tilesort::merge_sort_passes<K, V>(n);
+  char b[96];
+  if (passes > 0) {
+    std::snprintf(b, sizeof b, "%d pass%s x %.0f B/key: %.3g GKeys/s", passes, passes == 1 ? "" : "es",
+                  2 * item_bytes, h.copy_bound_gkeys(2 * item_bytes * passes));
+  } else {
+    std::snprintf(b, sizeof b, "copy %.3g GKeys/s", h.copy_bound_gkeys(2 * item_bytes));
+  }
+  return b;
+}
+
+// Allocates `bytes` of temp storage (at least 1, so the pointer is never null).
+dbuf<unsigned char> temp_storage(std::size_t bytes) { return dbuf<unsigned char>(bytes > 0 ? bytes : 1); }
+
+template <typename K, typename V, typename Compare>
+void run_merge(harness& h, std::int64_t n, dist d, Compare comp, bool with_radix) {
+  device_data<K, V> data(h, n, d, case_seed("merge " + h.type + " " + std::to_string(n) + " " + dist_name(d)));
+  h.bound = merge_bound<K, V>(h, n);
+  const char* what = std::is_void_v<V> ? "keys" : "pairs";
+
+  {  // tilesort, out of place from the restored working copy
+    std::size_t bytes = 0;
+    const cudaError_t e =
+        tilesort_merge<K, V>(nullptr, bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
+                             data.out_values.get(), n, comp, h.stream);
+    if (e != cudaSuccess) {
+      h.report(std::string("tilesort::merge_sort_") + what, "tilesort", "ERROR",
+               std::string("temp-size query returned ") + cudaGetErrorName(e));
+    } else {
+      auto temp = temp_storage(bytes);
+      harness::timed_call c;
+      c.impl = std::string("tilesort::merge_sort_") + what;
+      c.role = "tilesort";
+      c.latency_rows = true;
+      c.restore = data.restore(h);
+      c.call = [&](cudaStream_t s) {
+        return tilesort_merge<K, V>(temp.get(), bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
+                                    data.out_values.get(), n, comp, s);
+      };
+      c.verify = verifier<K, V>(h, data.out_keys.get(), data.out_values.get(), n, 0, comp, data.fingerprint);
+      h.measure(c);
+    }
+  }
+  {  // cub::DeviceMergeSort, in place
+    const std::string impl = std::string("cub::DeviceMergeSort::Sort") + (std::is_void_v<V> ? "Keys" : "Pairs");
+    std::size_t bytes = 0;
+    const cudaError_t e = alt::cub_merge_sort<K, V>(nullptr, bytes, data.keys.get(), data.values.get(), n, comp, h.stream);
+    if (e != cudaSuccess) {
+      h.report(impl, "alt", "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
+    } else {
+      auto temp = temp_storage(bytes);
+      harness::timed_call c;
+      c.impl = impl;
+      c.latency_rows = true;
+      c.restore = data.restore(h);
+      c.call = [&](cudaStream_t s) {
+        return alt::cub_merge_sort<K, V>(temp.get(), bytes, data.keys.get(), data.values.get(), n, comp, s);
+      };
+      c.verify = verifier<K, V>(h, data.keys.get(), data.values.get(), n, 0, comp, data.fingerprint);
+      h.measure(c);
+    }
+  }
+  for (const bool stable : {false, true}) {  // Thrust, in place, temp allocated inside
+    harness::timed_call c;
+    c.impl = std::string("thrust::") + (stable ? "stable_sort" : "sort") + (std::is_void_v<V> ? "" : "_by_key") +
+             "(comp)";
+    c.latency_rows = true;
+    c.restore = data.restore(h);
+    c.call = [&, stable](cudaStream_t s) {
+      return alt::thrust_sort<K, V>(data.keys.get(), data.values.get(), n, comp, stable, s);
+    };
+    c.verify = verifier<K, V>(h, data.keys.get(), data.values.get(), n, 0, comp, data.fingerprint);
+    h.measure(c);
+  }
+  if constexpr (!std::is_same_v<K, pair_key>) {
+    if (with_radix) {  // cub::DeviceRadixSort, out of place: the non-comparison reference
+      const std::string impl = std::string("cub::DeviceRadixSort::Sort") + (std::is_void_v<V> ? "Keys" : "Pairs");
+      std::size_t bytes = 0;
+      const cudaError_t e = alt::cub_radix_sort<K, V>(nullptr, bytes, data.keys.get(), data.out_keys.get(),
+                                                      data.values.get(), data.out_values.get(), n, h.stream);
+      if (e != cudaSuccess) {
+        h.report(impl, "ref", "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
+      } else {
+        auto temp = temp_storage(bytes);
+        harness::timed_call c;
+        c.impl = impl;
+        c.role = "ref";
+        c.note = "radix (reference)";
+        c.latency_rows = true;
+        c.restore = data.restore(h);
+        c.call = [&](cudaStream_t s) {
+          return alt::cub_radix_sort<K, V>(temp.get(), bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
+                                           data.out_values.get(), n, s);
+        };
+        c.verify = verifier<K, V>(h, data.out_keys.get(), data.out_values.get(), n, 0, comp, data.fingerprint);
+        h.measure(c);
+      }
+    }
+  }
+}
+
+using merge_runner = void (*)(harness&, std::int64_t, dist);
+
+template <typename K, typename V, typename Compare, bool Radix>
+void run_typed(harness& h, std::int64_t n, dist d) {
+  run_merge<K, V>(h, n, d, Compare{}, Radix);
+}
+
+struct merge_type {
+  const char* name;
+  merge_runner run;
+};
+
+const merge_type kMergeTypes[] = {
+    {"u32", run_typed<std::uint32_t, void, tilesort::less, true>},
+    {"u64", run_typed<std::uint64_t, void, tilesort::less, true>},
+    {"f32", run_typed<float, void, tilesort::less, true>},
+    {"pairs32", run_typed<std::uint32_t, std::uint32_t, tilesort::less, true>},
+    {"pairs64", run_typed<std::uint64_t, std::uint64_t, tilesort::less, true>},
+    {"struct", run_typed<pair_key, void, by_a, false>},
+};
+
+merge_runner runner_for(const std::string& type) {
+  for (const auto& t : kMergeTypes)
+    if (type == t.name) return t.run;
+  return nullptr;
+}
+
+}  // namespace
+
+void add_merge_cases(const options& opt, std::vector<bench_case>& cases) {
+  if (!opt.wants_family("merge")) return;
+  auto add = [&](const std::string& type, std::int64_t n, dist d) {
+    merge_runner run = runner_for(type);
+    if (!run || !opt.wants_type(type) || !opt.wants_dist(dist_name(d), true)) return;
+    cases.push_back({"merge", "merge_sort", type, dist_name(d), n, [run, n, d](harness& h) { run(h, n, d); }});
+  };
+  if (opt.quick && opt.sizes.empty() && opt.types.empty() && opt.dists.empty()) {
+    for (int k : {10, 14, 20, 24, 26}) add("u32", pow2(k), dist::random);
+    add("u32", pow2(24), dist::sorted);
+    add("u32", pow2(24), dist::nearly);
+    add("u64", pow2(24), dist::random);
+    add("pairs32", pow2(24), dist::random);
+    return;
+  }
+  std::vector<std::int64_t> defaults;
+  if (opt.quick) {
+    defaults = {pow2(10), pow2(14), pow2(20), pow2(24)};
+  } else {
+    for (int k = 10; k <= 28; ++k) defaults.push_back(pow2(k));
+  }
+  const std::vector<std::int64_t> sizes = opt.sizes_or(defaults);
+  for (const auto& t : kMergeTypes)
+    for (std::int64_t n : sizes)
+      for (dist d : {dist::random, dist::sorted, dist::reversed, dist::few, dist::nearly}) add(t.name, n, d);
+}
+
+}  // namespace bench
