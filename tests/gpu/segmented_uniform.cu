@@ -149,14 +149,17 @@ TEST(SegmentedUniform, EmptyInputAndErrors) {
   EXPECT_TRUE(d.download() == in) << "a rejected call changed the input";
 }
 
-TEST(SegmentedUniform, RowsLongerThanABlockAreNotSupportedYet) {
+// Rows longer than the largest block sorter take the general path (the
+// early-exit merge sort per row); the last row may be short enough for a bin.
+TEST(SegmentedUniform, RowsLongerThanABlock) {
   REQUIRE_GPU();
-  const std::int64_t n = 20000;
-  const auto in = make_keys<std::uint32_t>(n, distribution::random, fresh_seed());
-  device_buffer<std::uint32_t> d(in);
-  EXPECT_EQ(cudaErrorNotSupported, tilesort::segmented_sort_keys(d.data(), d.data(), n, tilesort::segments::uniform(10000)));
-  CUDA_ASSERT(cudaDeviceSynchronize());
-  EXPECT_TRUE(d.download() == in);
+  for (std::int64_t length : {8193, 10000, 40000}) {
+    check_keys<std::uint32_t>(small_run() ? 2 * length + 5 : 6 * length + 3000, length, distribution::random,
+                              tilesort::less{}, true);
+    check_pairs<std::uint32_t>(small_run() ? 2 * length - 7 : 5 * length + 9000, length, distribution::few_distinct,
+                               tilesort::less{}, false);
+  }
+  check_keys<std::uint32_t>(100000, 100000, distribution::nearly_sorted, tilesort::greater{}, false);
 }
 
 TEST(SegmentedUniform, StreamAndGraphCapture) {

@@ -1,8 +1,10 @@
 // device/segmented_sort.cuh — stable segmented sort: many independent
-// segments of one array, each sorted on its own, in one call.
+// segments of one array, each sorted on its own, in one call. Every segment
+// description of device/segments.cuh works: offsets (32- or 64-bit, empty
+// segments, gaps), heads, a head-flag bitfield, uniform rows of any length.
 //
-// Uniform segments (segments::uniform(length): rows of `length` keys, the last
-// one may be shorter) are sorted by one launch and no scratch memory, with the
+// Uniform rows of up to uniform_segments_policy::max_row keys (8192 for
+// 4-byte keys) take the fast path: one launch, no scratch memory, the
 // smallest row sorter that holds a row:
 //   * rows of up to 512 keys: one logical warp per row (warp_sort, keys in
 //     registers, exchanged by shuffles); stability comes from breaking ties by
@@ -11,14 +13,48 @@
 //     less/greater);
 //   * rows of up to 8192 keys (4096 for 8-byte keys or pairs): one block per
 //     row (block_sort, stable by construction).
-// Each row is read once and written once: 2 * (sizeof(Key) [+ sizeof(Value)])
-// bytes of traffic per key. Longer rows return cudaErrorNotSupported for now:
-// the general segmented sort (merge passes with early exit) will take them.
+// Each row is read once and written once.
+//
+// Every other description (and longer rows) takes the general path, binning
+// segments by length on the device, with no host synchronisation:
+//   1. (flags only) three kernels turn the bitfield into a heads list.
+//   2. classify: one thread per segment puts it in the bin of the smallest
+//      sorter that holds it (warp-aggregated atomic counters; each bin is a
+//      list of packed (begin, length) words), copies segments of one key and
+//      short gaps through (out of place), and lists the long segments (longer
+//      than max_row) and the long gaps.
+//   3. expand: the long segments' blocksort tiles and the gaps' copy chunks
+//      get their entries.
+//   4. one launch per bin: the row sorters above, a fixed grid looping over
+//      the bin's list (its length is read on the device).
+//   5. long segments: the early-exit merge sort of device/early_exit_merge.cuh
+//      with tiles aligned to each segment's first key: blocksort, then merge
+//      passes in which a segment that needs no more passes costs nothing.
+//   6. the long gaps are copied (out of place).
+// (Files: device/segment_row_sorters.cuh holds the row sorters,
+// device/segment_classify.cuh steps 1-3 and 6, device/early_exit_merge.cuh
+// step 5; this file sizes everything and launches it.)
+// Launches: 1 memset + 2 + 9 bins + (3 + 2P) long-segment launches + 1 gap copy,
+// P = ceil(log2(longest possible segment / T)) (T = 8192 for 4-byte keys);
+// every launch has a fixed grid and reads its work count on the device, so
+// the whole call can be captured in a CUDA graph. A key is read and written
+// once when its segment holds at most max_row keys; otherwise like a merge
+// sort of its segment (with early exit).
+//
+// Segments and gaps (offsets): segments must be listed in position order and
+// must not overlap (begin[i] <= end[i] <= begin[i + 1]; empty segments
+// anywhere). Keys outside every segment are left where they are in place;
+// out of place they are copied to keys_out, so that keys_out is always a full
+// array. A malformed description is rejected with cudaErrorInvalidValue only
+// when sort_options::check_segments asks for it (that synchronises the
+// stream); without the check it gives an unspecified order but never touches
+// memory outside [0, n).
 //
 //   std::size_t temp_bytes = 0;
-//   tilesort::segmented_sort_keys(nullptr, temp_bytes, d_in, d_out, n, tilesort::segments::uniform(300));
+//   auto segs = tilesort::segments::offsets(d_offsets, d_offsets + 1, num_segments);
+//   tilesort::segmented_sort_keys(nullptr, temp_bytes, d_in, d_out, n, segs);   // size query
 //   cudaMalloc(&d_temp, temp_bytes);
-//   tilesort::segmented_sort_keys(d_temp, temp_bytes, d_in, d_out, n, tilesort::segments::uniform(300));
+//   tilesort::segmented_sort_keys(d_temp, temp_bytes, d_in, d_out, n, segs);
 #pragma once
 
 #include <cuda_runtime.h>
@@ -31,183 +67,355 @@
 #include "../block/block_sort.cuh"
 #include "../comparators.cuh"
 #include "../detail/error.cuh"
+#include "../detail/segment_ranges.cuh"
 #include "../detail/temp_storage.cuh"
 #include "../thread/thread_load.cuh"
 #include "../thread/thread_sort.cuh"
+#include "../warp/warp_shuffle.cuh"
 #include "../warp/warp_sort.cuh"
+#include "early_exit_merge.cuh"
+#include "segment_classify.cuh"
+#include "segment_row_sorters.cuh"
 #include "segments.cuh"
+#include "sort_stats.cuh"
 
 namespace tilesort {
 
-// Row sorters for uniform segments, by increasing capacity (threads x items).
-// Chosen for the H100 (sm_90) with tilesort-bench's segmented cases; 8-byte
-// keys or pairs use half the items per thread to stay clear of register spills.
+// The general path (any description): the bins are the uniform row sorters
+// above (a segment goes to the first whose capacity holds it; longer ones to
+// the early-exit merge sort, early_exit_merge_policy). Gaps of at most
+// `direct_gap_items` keys are copied by the classify thread itself, longer
+// ones in chunks of `gap_chunk_items` by whole blocks. Grids of the looping
+// kernels are capped at `resident_threads` per SM (sm_90 runs at most 2048).
 template <typename Key, typename Value = void>
-struct uniform_segments_policy {
-  struct shape {
-    int threads;
-    int items;
-  };
-  static constexpr std::size_t value_bytes = std::is_void_v<Value> ? 0 : sizeof(std::conditional_t<std::is_void_v<Value>, char, Value>);
-  static constexpr bool wide = sizeof(Key) + value_bytes > 8;
-  static constexpr int warp_block_threads = 128;  // threads per block of the warp-per-row kernel
-  static constexpr shape warp_shapes[] = {{8, 4}, {16, 4}, {32, 4}, {32, wide ? 4 : 8}, {32, wide ? 8 : 16}};
-  static constexpr shape block_shapes[] = {{128, wide ? 4 : 8}, {128, wide ? 8 : 16}, {256, wide ? 8 : 16},
-                                           {512, wide ? 8 : 16}};
-  static constexpr int warp_shape_count = sizeof(warp_shapes) / sizeof(shape);
-  static constexpr int block_shape_count = sizeof(block_shapes) / sizeof(shape);
-  static constexpr std::int64_t max_row = std::int64_t(block_shapes[block_shape_count - 1].threads) *
-                                          block_shapes[block_shape_count - 1].items;
+struct segmented_sort_policy {
+  using sorters = uniform_segments_policy<Key, Value>;
+  static constexpr int bin_count = sorters::warp_shape_count + sorters::block_shape_count;
+  static constexpr int classify_threads = 256;
+  static constexpr int expand_threads = 256;
+  static constexpr int copy_threads = 256;
+  static constexpr int direct_gap_items = 64;
+  static constexpr int gap_chunk_items = 4096;
+  static constexpr int flag_threads = 256;
+  static constexpr int flag_words_per_thread = 8;  // 256 x 8 words = 65536 positions per block
+  static constexpr int resident_threads = 2048;
+  static constexpr int bin_capacity(int bin) {
+    return bin < sorters::warp_shape_count
+               ? sorters::warp_shapes[bin].threads * sorters::warp_shapes[bin].items
+               : sorters::block_shapes[bin - sorters::warp_shape_count].threads *
+                     sorters::block_shapes[bin - sorters::warp_shape_count].items;
+  }
 };
 
 namespace detail {
 
-// A key and its position in its row; ties between equivalent keys go to the
-// lower position, which turns an unstable network into a stable sort.
-template <typename Key>
-struct ranked_key {
-  Key key;
-  std::uint16_t rank;
-};
-template <typename Compare>
-struct rank_tiebreak {
-  Compare comp;
-  template <typename Key>
-  TILESORT_HD bool operator()(const ranked_key<Key>& a, const ranked_key<Key>& b) const {
-    if (comp(a.key, b.key)) return true;
-    if (comp(b.key, a.key)) return false;
-    return a.rank < b.rank;
-  }
-};
+// ------------------------------------------------------------------ host side
+// The largest n the general path takes: packed bin entries hold begin < 2^48,
+// and entry indices of long segments stay 32-bit far below it.
+inline constexpr std::int64_t max_segmented_keys = std::int64_t(1) << 40;
 
-// Where one thread's items of a row lie: the row's first key, the row length
-// (valid keys), and how many of the thread's `items` consecutive keys exist.
-struct row_slice {
-  std::int64_t row_begin;
-  int row_items;
-  int first;  // thread's first position in the row
-  int mine;   // its keys inside the row, 0..items
-};
-TILESORT_HD row_slice slice_of_row(std::int64_t row, std::int64_t length, std::int64_t n, int thread_in_row,
-                                   int items) {
-  row_slice s;
-  s.row_begin = row * length;
-  const std::int64_t left = n - s.row_begin;
-  s.row_items = left <= 0 ? 0 : static_cast<int>(left < length ? left : length);
-  s.first = thread_in_row * items;
-  const int rest = s.row_items - s.first;
-  s.mine = rest <= 0 ? 0 : (rest < items ? rest : items);
-  return s;
+inline cudaError_t device_sm_count(int& sms) {
+  int device = 0;
+  TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
+  return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
 }
 
-template <typename Value>
-inline constexpr bool has_values = !std::is_same_v<Value, no_value>;
+// Everything the general path sizes on the host: bin capacities, the long
+// segments' entries and passes, the gap lists, the temp layout.
+template <typename Key, typename Value>
+struct segmented_setup {
+  using payload = std::conditional_t<has_values<Value>, Value, void>;
+  using policy = segmented_sort_policy<Key, payload>;
+  using sorters = typename policy::sorters;
+  using merge_policy = early_exit_policy_for<Key, Value>;
+  static constexpr int bins = policy::bin_count;
+  static_assert(bins <= max_segment_bins, "too many bins");
+  static_assert(sorters::max_row < 65536, "binned segments are packed with 16-bit lengths");
 
-// One logical warp of `Lanes` lanes sorts each row.
-template <int Lanes, int Items, int BlockThreads, typename Key, typename Value, typename Compare>
-__global__ __launch_bounds__(BlockThreads) void sort_rows_by_warps(const Key* keys_in, Key* keys_out,
-                                                                   const Value* values_in, Value* values_out,
-                                                                   std::int64_t n, std::int64_t length, Compare comp) {
-  static_assert(Lanes * Items <= 65536, "ranks are 16-bit");
-  constexpr int rows_per_block = BlockThreads / Lanes;
-  constexpr bool ranked = has_values<Value> || !equivalence_is_identity<Key, Compare>;
-  const std::int64_t row = std::int64_t(blockIdx.x) * rows_per_block + threadIdx.x / Lanes;
-  const row_slice s = slice_of_row(row, length, n, threadIdx.x % Lanes, Items);
+  std::int64_t n = 0;
+  bool binned = true;                    // false: every segment of 2+ keys takes the merge path
+  int bin_count = bins;                  // sorters in use (0 when not binned)
+  int capacity[bins] = {};               // keys per sorter
+  std::int64_t bin_entries[bins] = {};   // list capacity per bin (0: never used)
+  std::int64_t long_segments = 0;        // bound on long segments
+  std::int64_t long_blocks = 0;          // bound on their blocksort entries
+  int passes = 0;
+  std::int64_t gaps = 0, gap_chunks = 0;  // bounds (offsets only)
+  std::int64_t flag_words = 0, flag_blocks = 0;  // flags only
+  std::int64_t items = 0;                 // classify items (bound)
 
-  Key keys[Items];
-  Value values[Items];
-  load_consecutive<Items>(keys_in + s.row_begin + s.first, s.mine, keys);
-  if constexpr (has_values<Value>) load_consecutive<Items>(values_in + s.row_begin + s.first, s.mine, values);
+  std::size_t bins_offset[bins] = {};
+  std::size_t long_offset = 0, block_segment_offset = 0, gaps_offset = 0, chunk_gap_offset = 0;
+  std::size_t flag_totals_offset = 0, heads_offset = 0;
+  early_exit_layout engine;
+  std::size_t total_bytes = 0;
 
-  if constexpr (ranked) {
-    ranked_key<Key> ranked_keys[Items];
-#pragma unroll
-    for (int i = 0; i < Items; ++i) ranked_keys[i] = {keys[i], static_cast<std::uint16_t>(s.first + i)};
-    if constexpr (has_values<Value>) {
-      warp_sort_pairs<Lanes>(ranked_keys, values, s.row_items, rank_tiebreak<Compare>{comp});
-    } else {
-      warp_sort<Lanes>(ranked_keys, s.row_items, rank_tiebreak<Compare>{comp});
+  // segments: most segments the description can make; longest: longest
+  // segment it can make; with_gaps: offsets (gaps are possible);
+  // use_bins: false sends every segment of 2 keys or more to the merge path
+  // (uniform rows longer than every sorter: only the last row may be short,
+  // and one partial blocksort tile sorts it).
+  segmented_setup(std::int64_t count, std::int64_t segments, std::int64_t longest, bool with_gaps, bool from_flags,
+                  bool use_bins = true)
+      : n(count), binned(use_bins), bin_count(use_bins ? bins : 0) {
+    std::size_t offset = align_temp(sizeof(segmented_control));
+    auto take = [&](std::size_t bytes) {
+      const std::size_t at = offset;
+      offset = align_temp(offset + bytes);
+      return at;
+    };
+    items = segments + (with_gaps ? 1 : 0);
+    for (int b = 0; b < bins; ++b) {
+      capacity[b] = policy::bin_capacity(b);
+      const bool duplicate = b > 0 && capacity[b] <= capacity[b - 1];
+      bin_entries[b] = duplicate || !binned ? 0 : segments_of_at_least(n, bin_min_length(capacity, b), segments);
+      bins_offset[b] = take(static_cast<std::size_t>(bin_entries[b]) * sizeof(std::uint64_t));
     }
-#pragma unroll
-    for (int i = 0; i < Items; ++i) keys[i] = ranked_keys[i].key;
-  } else {
-    warp_sort<Lanes>(keys, s.row_items, comp);
+    const std::int64_t shortest_long = binned ? std::int64_t(capacity[bins - 1]) + 1 : 2;
+    if (longest >= shortest_long) {
+      long_segments = segments_of_at_least(n, shortest_long, segments);
+      long_blocks = tiles_of_ranges(n, merge_policy::tile_items, long_segments);
+      passes = merge_passes_for(longest, merge_policy::tile_items);
+    }
+    long_offset = take(static_cast<std::size_t>(long_segments) * sizeof(merge_segment));
+    block_segment_offset = take(static_cast<std::size_t>(long_blocks) * sizeof(int));
+    if (with_gaps) {
+      gaps = segments_of_at_least(n, policy::direct_gap_items + 1, segments + 1);
+      gap_chunks = tiles_of_ranges(n, policy::gap_chunk_items, gaps);
+    }
+    gaps_offset = take(static_cast<std::size_t>(gaps) * sizeof(merge_segment));
+    chunk_gap_offset = take(static_cast<std::size_t>(gap_chunks) * sizeof(std::int64_t));
+    if (from_flags) {
+      flag_words = ceil_div(n, 32);
+      flag_blocks = ceil_div(flag_words, policy::flag_threads * policy::flag_words_per_thread);
+    }
+    flag_totals_offset = take(static_cast<std::size_t>(flag_blocks) * sizeof(unsigned long long));
+    heads_offset = take(from_flags ? static_cast<std::size_t>(n) * sizeof(std::int64_t) : 0);
+    total_bytes = plan_early_exit_layout<merge_policy>(engine, offset, long_blocks > 0 ? n : 0, long_blocks,
+                                                      sizeof(Key), has_values<Value> ? sizeof(Value) : 0);
   }
+};
 
-  store_consecutive<Items>(keys_out + s.row_begin + s.first, s.mine, keys);
-  if constexpr (has_values<Value>) store_consecutive<Items>(values_out + s.row_begin + s.first, s.mine, values);
+template <typename T>
+T* temp_at(void* base, std::size_t offset) {
+  return reinterpret_cast<T*>(static_cast<char*>(base) + offset);
 }
 
-// One block sorts each row; its shared memory is block_sort's temp_storage.
-template <int Threads, int Items, typename Key, typename Value, typename Compare>
-__global__ __launch_bounds__(Threads) void sort_rows_by_blocks(const Key* keys_in, Key* keys_out,
-                                                               const Value* values_in, Value* values_out,
-                                                               std::int64_t n, std::int64_t length, Compare comp) {
-  using sorter = block_sort<Key, Threads, Items, std::conditional_t<has_values<Value>, Value, void>>;
-  extern __shared__ __align__(16) unsigned char shared_bytes[];
-  auto& storage = *reinterpret_cast<typename sorter::temp_storage*>(shared_bytes);
-  const row_slice s = slice_of_row(blockIdx.x, length, n, threadIdx.x, Items);
-
-  Key keys[Items];
-  Value values[Items];
-  load_consecutive<Items>(keys_in + s.row_begin + s.first, s.mine, keys);
-  if constexpr (has_values<Value>) {
-    load_consecutive<Items>(values_in + s.row_begin + s.first, s.mine, values);
-    sorter(storage).sort_pairs(keys, values, s.row_items, comp);
+// Launch each bin's row sorter over its list (a fixed grid per bin).
+template <typename Setup, int Shape, typename Key, typename Value, typename Compare>
+cudaError_t launch_bins(const Setup& setup, void* temp, segmented_control* control, int sms, const Key* keys_in,
+                        Key* keys_out, const Value* values_in, Value* values_out, Compare comp,
+                        cudaStream_t stream) {
+  using sorters = typename Setup::sorters;
+  using policy = typename Setup::policy;
+  if constexpr (Shape < Setup::bins) {
+    if (setup.bin_entries[Shape] > 0) {
+      const listed_rows rows{temp_at<std::uint64_t>(temp, setup.bins_offset[Shape]), &control->bin_count[Shape],
+                             &control->overflow};
+      const int threads = row_sorter_threads<sorters>(Shape);
+      const std::int64_t needed = ceil_div(setup.bin_entries[Shape], rows_per_block<sorters>(Shape));
+      const std::int64_t resident = std::int64_t(sms) * (policy::resident_threads / threads);
+      const auto grid = static_cast<unsigned>(needed < resident ? needed : resident);
+      TILESORT_RETURN_IF_ERROR(
+          (launch_row_sorter<sorters, Shape>(rows, grid, keys_in, keys_out, values_in, values_out, comp, stream)));
+    }
+    return launch_bins<Setup, Shape + 1>(setup, temp, control, sms, keys_in, keys_out, values_in, values_out, comp,
+                                         stream);
   } else {
-    sorter(storage).sort(keys, s.row_items, comp);
-  }
-  store_consecutive<Items>(keys_out + s.row_begin + s.first, s.mine, keys);
-  if constexpr (has_values<Value>) store_consecutive<Items>(values_out + s.row_begin + s.first, s.mine, values);
-}
-
-template <typename Policy, int Shape, typename Key, typename Value, typename Compare>
-cudaError_t launch_uniform_rows(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
-                                std::int64_t n, std::int64_t length, Compare comp, cudaStream_t stream) {
-  const std::int64_t rows = ceil_div(n, length);
-  if constexpr (Shape < Policy::warp_shape_count) {
-    constexpr auto shape = Policy::warp_shapes[Shape];
-    if (length > shape.threads * shape.items)
-      return launch_uniform_rows<Policy, Shape + 1>(keys_in, keys_out, values_in, values_out, n, length, comp, stream);
-    constexpr int rows_per_block = Policy::warp_block_threads / shape.threads;
-    const auto blocks = static_cast<unsigned>(ceil_div(rows, rows_per_block));
-    sort_rows_by_warps<shape.threads, shape.items, Policy::warp_block_threads>
-        <<<blocks, Policy::warp_block_threads, 0, stream>>>(keys_in, keys_out, values_in, values_out, n, length, comp);
-    return cudaGetLastError();
-  } else if constexpr (Shape < Policy::warp_shape_count + Policy::block_shape_count) {
-    constexpr auto shape = Policy::block_shapes[Shape - Policy::warp_shape_count];
-    if (length > shape.threads * shape.items)
-      return launch_uniform_rows<Policy, Shape + 1>(keys_in, keys_out, values_in, values_out, n, length, comp, stream);
-    using sorter = block_sort<Key, shape.threads, shape.items, std::conditional_t<has_values<Value>, Value, void>>;
-    constexpr std::size_t shared_bytes = sizeof(typename sorter::temp_storage);
-    auto kernel = sort_rows_by_blocks<shape.threads, shape.items, Key, Value, Compare>;
-    if constexpr (shared_bytes > 48 * 1024)
-      TILESORT_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                    static_cast<int>(shared_bytes)));
-    kernel<<<static_cast<unsigned>(rows), shape.threads, shared_bytes, stream>>>(keys_in, keys_out, values_in,
-                                                                                  values_out, n, length, comp);
-    return cudaGetLastError();
-  } else {
-    return cudaErrorNotSupported;
+    return cudaSuccess;
   }
 }
 
-// Validation and the cheap cases shared by keys and pairs.
+// The general path. Arguments are checked; `setup` was built for this call
+// (with setup.binned == Binned: without bins no row sorter is instantiated).
+template <bool Binned, typename Key, typename Value, typename Source, typename Compare>
+cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, void* temp, const Key* keys_in,
+                                   Key* keys_out, const Value* values_in, Value* values_out, Source source,
+                                   const std::uint32_t* flag_bits, Compare comp, cudaStream_t stream,
+                                   const sort_options& options) {
+  using setup_type = segmented_setup<Key, Value>;
+  using policy = typename setup_type::policy;
+  using merge_policy = typename setup_type::merge_policy;
+  const std::int64_t n = setup.n;
+  auto* control = reinterpret_cast<segmented_control*>(temp);
+  int sms = 0;
+  TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
+  TILESORT_RETURN_IF_ERROR(cudaMemsetAsync(control, 0, sizeof(segmented_control), stream));
+
+  if (options.check_segments && source.checked_items() > 0) {
+    const std::int64_t checked = source.checked_items();
+    const std::int64_t blocks = std::min<std::int64_t>(ceil_div(checked, 256), std::int64_t(sms) * 8);
+    validate_segments_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(source, &control->malformed);
+    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+    unsigned malformed = 0;
+    TILESORT_RETURN_IF_ERROR(
+        cudaMemcpyAsync(&malformed, &control->malformed, sizeof malformed, cudaMemcpyDeviceToHost, stream));
+    TILESORT_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    if (malformed != 0) return cudaErrorInvalidValue;
+  }
+  if (n == 0) {
+    return write_sort_stats(options.stats, nullptr, 0, merge_policy::merge_tile_items, merge_policy::tile_items, 0,
+                            nullptr, nullptr, 0, 0, stream);
+  }
+
+  if (setup.flag_blocks > 0) {
+    constexpr int threads = policy::flag_threads;
+    constexpr int words = policy::flag_words_per_thread;
+    auto* totals = temp_at<unsigned long long>(temp, setup.flag_totals_offset);
+    const auto blocks = static_cast<unsigned>(setup.flag_blocks);
+    flag_count_kernel<threads, words><<<blocks, threads, 0, stream>>>(flag_bits, n, setup.flag_words, totals);
+    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+    flag_scan_kernel<1024><<<1, 1024, 0, stream>>>(totals, setup.flag_blocks, &control->head_count);
+    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+    flag_heads_kernel<threads, words><<<blocks, threads, 0, stream>>>(flag_bits, n, setup.flag_words, totals,
+                                                                       temp_at<std::int64_t>(temp, setup.heads_offset));
+    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+  }
+
+  const bool copy_keys = keys_out != keys_in;
+  const bool copy_values = has_values<Value> && static_cast<const void*>(values_out) != static_cast<const void*>(values_in);
+  auto* long_segments = temp_at<merge_segment>(temp, setup.long_offset);
+  auto* block_segment = temp_at<int>(temp, setup.block_segment_offset);
+  auto* gaps = temp_at<merge_segment>(temp, setup.gaps_offset);
+  auto* chunk_gap = temp_at<std::int64_t>(temp, setup.chunk_gap_offset);
+  {
+    segment_bins bins{};
+    bins.count = setup.bin_count;
+    for (int b = 0; b < setup_type::bins; ++b) {
+      bins.lists[b] = temp_at<std::uint64_t>(temp, setup.bins_offset[b]);
+      bins.entries[b] = setup.bin_entries[b];
+      bins.capacity[b] = setup.capacity[b];
+    }
+    const segment_list_bounds bounds{setup.long_segments, setup.long_blocks, setup.gaps, setup.gap_chunks};
+    constexpr int threads = policy::classify_threads;
+    const std::int64_t needed = ceil_div(setup.items, threads);
+    const std::int64_t resident = std::int64_t(sms) * (policy::resident_threads / threads);
+    const auto grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(needed, resident)));
+    classify_segments_kernel<policy, merge_policy::tile_items><<<grid, threads, 0, stream>>>(
+        source, keys_in, keys_out, values_in, values_out, copy_keys, copy_values, bins, bounds, long_segments, gaps,
+        control);
+    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+  }
+  if (setup.long_segments > 0 || setup.gaps > 0) {
+    const std::int64_t ranges = setup.long_segments + setup.gaps;
+    const std::int64_t resident = std::int64_t(sms) * (policy::resident_threads / policy::expand_threads);
+    const auto grid = static_cast<unsigned>(std::min(ranges, resident));
+    expand_ranges_kernel<policy, merge_policy::tile_items><<<grid, policy::expand_threads, 0, stream>>>(
+        long_segments, block_segment, gaps, chunk_gap, control);
+    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+  }
+
+  if constexpr (Binned) {
+    TILESORT_RETURN_IF_ERROR((launch_bins<setup_type, 0>(setup, temp, control, sms, keys_in, keys_out, values_in,
+                                                         values_out, comp, stream)));
+  }
+
+  if (setup.long_blocks > 0) {
+    const merge_buffers<Key, Value> buffers{keys_out, temp_at<Key>(temp, setup.engine.keys_offset), values_out,
+                                            temp_at<Value>(temp, setup.engine.values_offset)};
+    const merge_segment_list list{long_segments, block_segment, &control->long_blocks, &control->overflow, n, 0};
+    TILESORT_RETURN_IF_ERROR(launch_early_exit_merge<merge_policy>(keys_in, values_in, buffers, list, setup.engine,
+                                                                   temp, setup.passes, &control->merge, comp,
+                                                                   stream));
+  }
+  if (setup.gaps > 0 && (copy_keys || copy_values)) {
+    const std::int64_t resident = std::int64_t(sms) * (policy::resident_threads / policy::copy_threads);
+    const auto grid = static_cast<unsigned>(std::min(setup.gap_chunks, resident));
+    copy_gaps_kernel<policy><<<grid, policy::copy_threads, 0, stream>>>(keys_in, keys_out, values_in, values_out,
+                                                                        copy_keys, copy_values, gaps, chunk_gap,
+                                                                        control);
+    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+  }
+  return write_sort_stats(options.stats, setup.long_blocks > 0 ? &control->merge : nullptr, n,
+                          merge_policy::merge_tile_items, merge_policy::tile_items, setup.passes,
+                          &control->direct_segments, &control->direct_keys, 0, 0, stream);
+}
+
+// Shared front end: size query, argument checks, then the general path.
+template <bool Binned = true, typename Key, typename Value, typename Source, typename Compare>
+cudaError_t segmented_sort_checked(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                   const Value* values_in, Value* values_out, const segmented_setup<Key, Value>& setup,
+                                   Source source, const std::uint32_t* flag_bits, Compare comp, cudaStream_t stream,
+                                   const sort_options& options) {
+  if (d_temp == nullptr) {  // size query: nothing else happens
+    temp_bytes = setup.total_bytes;
+    return cudaSuccess;
+  }
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values<Value>, setup.n));
+  TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, setup.total_bytes));
+  if (setup.n > max_segmented_keys) return cudaErrorInvalidValue;
+  return segmented_sort_general<Binned>(setup, d_temp, keys_in, keys_out, values_in, values_out, source, flag_bits,
+                                        comp, stream, options);
+}
+
+// ------------------------------------------------------------------ one entry per description
+template <typename Key, typename Value, typename Offset, typename Compare>
+cudaError_t segmented_sort_dispatch(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                    const Value* values_in, Value* values_out, std::int64_t n,
+                                    segments::offsets_t<Offset> s, Compare comp, cudaStream_t stream,
+                                    const sort_options& options) {
+  static_assert(std::is_integral_v<Offset>, "segment offsets must be integers");
+  if (n < 0 || s.count < 0 || (s.count > 0 && (s.begin == nullptr || s.end == nullptr)))
+    return cudaErrorInvalidValue;
+  const segmented_setup<Key, Value> setup(n, s.count, n, true, false);
+  return segmented_sort_checked(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, setup,
+                                offsets_source<Offset>{s.begin, s.end, s.count, n}, nullptr, comp, stream, options);
+}
+
+template <typename Key, typename Value, typename Index, typename Compare>
+cudaError_t segmented_sort_dispatch(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                    const Value* values_in, Value* values_out, std::int64_t n,
+                                    segments::heads_t<Index> s, Compare comp, cudaStream_t stream,
+                                    const sort_options& options) {
+  static_assert(std::is_integral_v<Index>, "segment heads must be integers");
+  if (n < 0 || s.count < 0 || (s.count > 0 && s.indices == nullptr)) return cudaErrorInvalidValue;
+  const segmented_setup<Key, Value> setup(n, s.count + 1, n, false, false);
+  return segmented_sort_checked(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, setup,
+                                heads_source<Index>{s.indices, s.count, nullptr, n}, nullptr, comp, stream, options);
+}
+
 template <typename Key, typename Value, typename Compare>
-cudaError_t segmented_sort_uniform(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
-                                   const Value* values_in, Value* values_out, std::int64_t n,
-                                   segments::uniform_t segments, Compare comp, cudaStream_t stream) {
+cudaError_t segmented_sort_dispatch(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                    const Value* values_in, Value* values_out, std::int64_t n, segments::flags_t s,
+                                    Compare comp, cudaStream_t stream, const sort_options& options) {
+  if (n < 0 || (n > 0 && s.bits == nullptr)) return cudaErrorInvalidValue;
+  const segmented_setup<Key, Value> setup(n, n, n, false, true);
+  char* base = static_cast<char*>(d_temp);
+  // The heads the flag kernels find; their count stays on the device.
+  const heads_source<std::int64_t> source{
+      d_temp ? reinterpret_cast<const std::int64_t*>(base + setup.heads_offset) : nullptr, 0,
+      d_temp ? &reinterpret_cast<segmented_control*>(base)->head_count : nullptr, n};
+  return segmented_sort_checked(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, setup, source, s.bits,
+                                comp, stream, options);
+}
+
+// Uniform rows: the fast path when a row fits one sorter, else the general path.
+template <typename Key, typename Value, typename Compare>
+cudaError_t segmented_sort_dispatch(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                    const Value* values_in, Value* values_out, std::int64_t n,
+                                    segments::uniform_t segments, Compare comp, cudaStream_t stream,
+                                    const sort_options& options) {
   using policy = uniform_segments_policy<Key, std::conditional_t<has_values<Value>, Value, void>>;
+  using merge_policy = early_exit_policy_for<Key, Value>;
   if (n < 0 || segments.length <= 0) return cudaErrorInvalidValue;
   const std::int64_t length = std::min(segments.length, std::max<std::int64_t>(n, 1));
-  if (length > policy::max_row) return cudaErrorNotSupported;
+  if (length > policy::max_row) {
+    const segmented_setup<Key, Value> setup(n, ceil_div(n, length), length, false, false, false);
+    return segmented_sort_checked<false>(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, setup,
+                                         uniform_source{length, n}, nullptr, comp, stream, options);
+  }
   if (d_temp == nullptr) {  // size query: nothing else happens
     temp_bytes = min_temp_bytes;
     return cudaSuccess;
   }
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, min_temp_bytes));
   TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values<Value>, n));
-  if (n == 0) return cudaSuccess;
+  const std::int64_t rows = n > 0 ? ceil_div(n, length) : 0;
+  auto stats = [&] {
+    return write_sort_stats(options.stats, nullptr, n, merge_policy::merge_tile_items, merge_policy::tile_items, 0,
+                            nullptr, nullptr, length > 1 ? rows : 0, length > 1 ? n : 0, stream);
+  };
+  if (n == 0) return stats();
   if (length == 1) {  // every row is sorted already
     if (keys_out != keys_in)
       TILESORT_RETURN_IF_ERROR(cudaMemcpyAsync(keys_out, keys_in, n * sizeof(Key), cudaMemcpyDeviceToDevice, stream));
@@ -216,53 +424,109 @@ cudaError_t segmented_sort_uniform(void* d_temp, std::size_t& temp_bytes, const 
         TILESORT_RETURN_IF_ERROR(
             cudaMemcpyAsync(values_out, values_in, n * sizeof(Value), cudaMemcpyDeviceToDevice, stream));
     }
-    return cudaSuccess;
+    return stats();
   }
-  return launch_uniform_rows<policy, 0>(keys_in, keys_out, values_in, values_out, n, length, comp, stream);
+  TILESORT_RETURN_IF_ERROR(
+      (launch_uniform_rows<policy, 0>(keys_in, keys_out, values_in, values_out, n, length, comp, stream)));
+  return stats();
 }
+
+template <typename T>
+inline constexpr bool is_segment_description = false;
+template <typename Offset>
+inline constexpr bool is_segment_description<segments::offsets_t<Offset>> = true;
+template <typename Index>
+inline constexpr bool is_segment_description<segments::heads_t<Index>> = true;
+template <>
+inline constexpr bool is_segment_description<segments::flags_t> = true;
+template <>
+inline constexpr bool is_segment_description<segments::uniform_t> = true;
 
 }  // namespace detail
 
-/// Stable segmented sort of keys. With segments::uniform(length): rows of
-/// `length` keys (the last may be shorter), rows up to
-/// uniform_segments_policy::max_row keys (8192 for 4-byte keys); longer rows
-/// return cudaErrorNotSupported. Two-phase: call with d_temp == nullptr to get
-/// temp_bytes. keys_out may equal keys_in.
+/// Stable segmented sort of keys: each segment of `segments` (any
+/// description of segments.cuh) is sorted on its own. Two-phase: call with
+/// d_temp == nullptr to get temp_bytes. keys_out may equal keys_in (keys
+/// outside every segment then stay where they are; out of place they are
+/// copied through).
 ///
-///   tilesort::segmented_sort_keys(d_temp, temp_bytes, d_keys, d_keys, n, tilesort::segments::uniform(32));
-template <typename Key, typename Compare = less>
+///   auto segs = tilesort::segments::heads(d_heads, num_heads);
+///   tilesort::segmented_sort_keys(nullptr, temp_bytes, d_keys, d_keys, n, segs);   // size query
+///   tilesort::segmented_sort_keys(d_temp, temp_bytes, d_keys, d_keys, n, segs, tilesort::less{}, stream);
+template <typename Key, typename Segments, typename Compare = less,
+          typename = std::enable_if_t<detail::is_segment_description<Segments>>>
 cudaError_t segmented_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
-                                std::int64_t n, segments::uniform_t segments, Compare comp = {},
-                                cudaStream_t stream = 0) {
-  return detail::segmented_sort_uniform(d_temp, temp_bytes, keys_in, keys_out, static_cast<const detail::no_value*>(nullptr),
-                                        static_cast<detail::no_value*>(nullptr), n, segments, comp, stream);
+                                std::int64_t n, Segments segments, Compare comp = {}, cudaStream_t stream = 0) {
+  return detail::segmented_sort_dispatch(d_temp, temp_bytes, keys_in, keys_out,
+                                         static_cast<const detail::no_value*>(nullptr),
+                                         static_cast<detail::no_value*>(nullptr), n, segments, comp, stream,
+                                         sort_options{});
+}
+
+/// With options: statistics (options.stats, see sort_stats.cuh) and the check
+/// of the description (options.check_segments: malformed -> cudaErrorInvalidValue
+/// with nothing written; synchronises the stream).
+///
+///   tilesort::sort_options options;
+///   options.check_segments = true;
+///   tilesort::segmented_sort_keys(d_temp, temp_bytes, d_in, d_out, n, segs, tilesort::less{}, stream, options);
+template <typename Key, typename Segments, typename Compare,
+          typename = std::enable_if_t<detail::is_segment_description<Segments>>>
+cudaError_t segmented_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                std::int64_t n, Segments segments, Compare comp, cudaStream_t stream,
+                                const sort_options& options) {
+  return detail::segmented_sort_dispatch(d_temp, temp_bytes, keys_in, keys_out,
+                                         static_cast<const detail::no_value*>(nullptr),
+                                         static_cast<detail::no_value*>(nullptr), n, segments, comp, stream,
+                                         options);
 }
 
 /// Stable segmented sort of key-value pairs; values travel with their keys.
 /// values_out may equal values_in.
-template <typename Key, typename Value, typename Compare = less>
+///
+///   tilesort::segmented_sort_pairs(d_temp, temp_bytes, d_keys, d_keys, d_vals, d_vals, n,
+///                                  tilesort::segments::offsets(d_off, d_off + 1, num_segments));
+template <typename Key, typename Value, typename Segments, typename Compare = less,
+          typename = std::enable_if_t<detail::is_segment_description<Segments>>>
 cudaError_t segmented_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
-                                 const Value* values_in, Value* values_out, std::int64_t n,
-                                 segments::uniform_t segments, Compare comp = {}, cudaStream_t stream = 0) {
-  return detail::segmented_sort_uniform(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, segments, comp,
-                                        stream);
+                                 const Value* values_in, Value* values_out, std::int64_t n, Segments segments,
+                                 Compare comp = {}, cudaStream_t stream = 0) {
+  return detail::segmented_sort_dispatch(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, segments,
+                                         comp, stream, sort_options{});
 }
 
-/// Convenience form: allocates its temp storage on `stream` (cudaMallocAsync).
-template <typename Key, typename Segments, typename Compare = less>
+template <typename Key, typename Value, typename Segments, typename Compare,
+          typename = std::enable_if_t<detail::is_segment_description<Segments>>>
+cudaError_t segmented_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                 const Value* values_in, Value* values_out, std::int64_t n, Segments segments,
+                                 Compare comp, cudaStream_t stream, const sort_options& options) {
+  return detail::segmented_sort_dispatch(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, segments,
+                                         comp, stream, options);
+}
+
+/// Convenience form: allocates its temp storage on `stream` (cudaMallocAsync);
+/// graph-capturable unless options.check_segments is set.
+///
+///   tilesort::segmented_sort_keys(d_keys, d_keys, n, tilesort::segments::flags(d_bits));
+template <typename Key, typename Segments, typename Compare = less,
+          typename = std::enable_if_t<detail::is_segment_description<Segments>>>
 cudaError_t segmented_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Segments segments,
-                                Compare comp = {}, cudaStream_t stream = 0) {
+                                Compare comp = {}, cudaStream_t stream = 0, const sort_options& options = {}) {
+  TILESORT_RETURN_IF_ERROR(detail::check_sort_args(keys_in, keys_out, nullptr, nullptr, false, n));
   return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
-    return segmented_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, segments, comp, stream);
+    return segmented_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, segments, comp, stream, options);
   });
 }
 
-template <typename Key, typename Value, typename Segments, typename Compare = less>
+template <typename Key, typename Value, typename Segments, typename Compare = less,
+          typename = std::enable_if_t<detail::is_segment_description<Segments>>>
 cudaError_t segmented_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
-                                 std::int64_t n, Segments segments, Compare comp = {}, cudaStream_t stream = 0) {
+                                 std::int64_t n, Segments segments, Compare comp = {}, cudaStream_t stream = 0,
+                                 const sort_options& options = {}) {
+  TILESORT_RETURN_IF_ERROR(detail::check_sort_args(keys_in, keys_out, values_in, values_out, true, n));
   return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
     return segmented_sort_pairs(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, segments, comp,
-                                stream);
+                                stream, options);
   });
 }
 

@@ -1,0 +1,789 @@
+// device/early_exit_merge.cuh — the merge sort with early exit that locality
+// sort runs on the whole array and segmented sort runs on its long segments
+// (each sorted on its own, tiles aligned to its first key). The decisions are
+// detail/merge_jobs.cuh (host-tested); this file holds the kernels and their
+// launch sequence.
+//
+// Launches (P = merge passes, bounded on the host by the longest possible
+// segment; passes a segment does not need cost it nothing):
+//   1. blocksort     one block per blocksort tile of T keys: load, skip the
+//                    sort when the tile is already in order, else block_sort;
+//                    write to keys_out or the temp buffer (blocksort_to_temp)
+//                    and record each merge tile's buffer.
+//   2. per pass: jobs   one thread per merge-tile boundary (a block of J threads
+//                       decides J - 1 tiles): the group's plan (in order /
+//                       window / tiles), the tile's partitions, merge or stay;
+//                       merge and window jobs go to one queue (warp-aggregated
+//                       atomics); the buffer of every tile for the next pass.
+//                merge  a fixed grid of persistent blocks drains the queue.
+//   3. final copy    tiles left in the temp buffer move to keys_out.
+// 3 + 2P launches; no host synchronisation, graph-capturable. Bytes moved:
+// each key is read and written once by the blocksort (read only, for an
+// in-order tile sorted in place), then only by the merges that need it.
+//
+// Shared memory: blocksort as merge_sort's (block_sort's temp_storage or the
+// warp transposes) plus one key per warp; merge: M keys (+ M values), padded.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "../block/block_sort.cuh"
+#include "../comparators.cuh"
+#include "../detail/config.cuh"
+#include "../detail/error.cuh"
+#include "../detail/merge_jobs.cuh"
+#include "../detail/merge_path.cuh"
+#include "../detail/segment_ranges.cuh"
+#include "../thread/thread_sort.cuh"
+#include "../warp/warp_shuffle.cuh"
+#include "../detail/merge_sort_plan.cuh"
+#include "merge_sort.cuh"  // merge_sort_policy: the same tiles as the merge sort
+#include "sort_stats.cuh"
+
+namespace tilesort {
+
+// Tuning of the early-exit merge sort. Tiles, threads and items per thread are
+// merge_sort's (so that random input costs what merge_sort costs); what is
+// added: the job kernel's block, the window half widths (ascending, the last
+// at most M / 2 so that a window fits one merge tile) and the share of
+// sampled in-order pairs above which a blocksort tile counts as local. Chosen
+// by reasoning for sm_90 (H100); to be confirmed with tilesort-bench's
+// locality and segmented cases.
+template <std::size_t KeyBytes, std::size_t ValueBytes>
+struct early_exit_merge_policy {
+  using base = merge_sort_policy<KeyBytes, ValueBytes>;
+  static constexpr int block_threads = base::block_threads;
+  static constexpr int block_items = base::block_items;
+  static constexpr int block_min_blocks = base::block_min_blocks;
+  static constexpr int tile_items = base::tile_items;  // T
+  static constexpr int merge_threads = base::merge_threads;
+  static constexpr int merge_items = base::merge_items;
+  static constexpr int merge_tile_items = base::merge_tile_items;  // M
+  static constexpr int job_threads = 256;
+  static constexpr int copy_threads = 256;
+  // Merge blocks per SM the register budget must allow: 4 (64 registers at
+  // 256 threads) where that is spill-free (checked with -Xptxas -v: u32 and
+  // u64 keys, u64 + u32 pairs), 2 where it spilled (u32 + u32 pairs: 80 bytes).
+  static constexpr int merge_min_blocks = merge_items * (ValueBytes > 0 ? 2 : 1) <= 16 ? 4 : 2;
+  // Window half widths as fractions of M: 64, 256, 1024, 2048 keys for M = 4096.
+  static constexpr int window_divisors[4] = {64, 16, 4, 2};
+  // A blocksort tile is local when >= 15/16 of its sampled pairs (keys 16
+  // threads apart, i.e. 16 x block_items positions) are in order: nearly
+  // sorted input (displacement below that distance) gives 100%, random 50%.
+  static constexpr int local_num = 15;
+  static constexpr int local_den = 16;
+  static_assert(merge_tile_items / window_divisors[3] * 2 <= merge_tile_items, "a window must fit one merge tile");
+};
+
+namespace detail {
+
+extern __shared__ __align__(16) unsigned char early_exit_smem[];
+
+template <typename Value>
+inline constexpr bool early_exit_has_values = !std::is_same_v<Value, no_value>;
+
+template <typename Key, typename Value>
+using early_exit_policy_for = early_exit_merge_policy<sizeof(Key), early_exit_has_values<Value> ? sizeof(Value) : 0>;
+
+template <typename Policy>
+using early_exit_tiling = merge_tiling<Policy::tile_items, Policy::merge_tile_items>;
+
+// keys_out / values_out (location in_output) and the temp buffers (in_temp).
+template <typename Key, typename Value>
+struct merge_buffers {
+  Key* keys_out;
+  Key* keys_temp;
+  Value* values_out;
+  Value* values_temp;
+  TILESORT_HD Key* keys(std::uint8_t location) const { return location == in_temp ? keys_temp : keys_out; }
+  TILESORT_HD Value* values(std::uint8_t location) const { return location == in_temp ? values_temp : values_out; }
+};
+
+// The segments being sorted, as the kernels see them: a device list (filled
+// by segmented sort's classify kernel) or one segment [0, n).
+struct merge_segment_list {
+  const merge_segment* segments;   // nullptr: the single segment [0, n)
+  const int* block_segment;        // blocksort entry -> index into segments
+  const unsigned* block_count;     // number of blocksort entries (device)
+  const unsigned* abandoned;       // non-zero (device): the list is unusable, sort nothing
+  std::int64_t n;
+  std::int64_t single_blocks;      // blocksort entries of the single segment
+  TILESORT_DEVICE std::int64_t blocks() const {
+    if (segments == nullptr) return single_blocks;
+    return *abandoned ? 0 : static_cast<std::int64_t>(*block_count);
+  }
+  TILESORT_DEVICE merge_segment segment_of_block(std::int64_t block) const {
+    return segments ? segments[block_segment[block]] : merge_segment{0, n, 0};
+  }
+};
+
+// The key at an absolute position of segment `segment`, from whichever buffer
+// holds its merge tile.
+template <typename Key, typename Tiling>
+struct located_keys {
+  const Key* keys_out;
+  const Key* keys_temp;
+  const std::uint8_t* locations;
+  merge_segment segment;
+  TILESORT_HD Key operator()(std::int64_t position) const {
+    return (locations[Tiling::entry_of(segment, position)] == in_temp ? keys_temp : keys_out)[position];
+  }
+};
+
+// One queued job: a merge tile (first, second = its partitions) or a window
+// merge (first, second = the window), identified by its merge-tile entry (for
+// a window: the tile that starts at the interface).
+struct merge_job {
+  std::int64_t first;
+  std::int64_t second;
+  std::int64_t entry;
+  int window;
+};
+
+struct merge_pass_control {
+  unsigned long long merge_tiles;
+  unsigned long long window_merges;
+  unsigned long long merged_keys;
+  unsigned job_count;   // jobs queued by the job kernel
+  unsigned job_cursor;  // jobs taken by the merge kernel
+};
+
+// Counters of one sort; zeroed (cudaMemsetAsync) before the first kernel.
+struct merge_control {
+  merge_pass_control pass[sort_stats::max_passes];
+  unsigned long long blocksort_tiles;
+  unsigned long long presorted_tiles;
+  unsigned long long blocksort_keys;
+  unsigned long long final_copy_tiles;
+  unsigned long long final_copy_keys;
+};
+
+// Sum of `value` over the warp, added to *total by lane 0 (all lanes call it).
+TILESORT_DEVICE void warp_add(unsigned long long* total, unsigned long long value) {
+#pragma unroll
+  for (int mask = 16; mask > 0; mask >>= 1) value += __shfl_xor_sync(0xffffffffu, value, mask);
+  if (lane_id() == 0 && value != 0) atomicAdd(total, value);
+}
+
+// Reserve one slot per lane with `wants` in the queue behind *count (one
+// atomic per warp); returns this lane's slot (meaningless where !wants).
+// All lanes of the warp call it.
+TILESORT_DEVICE unsigned warp_reserve(unsigned* count, bool wants) {
+  const unsigned ballot = __ballot_sync(0xffffffffu, wants);
+  if (ballot == 0) return 0;
+  const int lane = lane_id();
+  unsigned base = 0;
+  if (lane == 0) base = atomicAdd(count, static_cast<unsigned>(__popc(ballot)));
+  base = __shfl_sync(0xffffffffu, base, 0);
+  return base + static_cast<unsigned>(__popc(ballot & ((1u << lane) - 1u)));
+}
+
+// ------------------------------------------------------------------ blocksort
+// A warp moves 32 x Items consecutive items between global memory (striped:
+// each access is one contiguous row of 32) and registers (blocked: lane l
+// holds l·Items + i) through its own padded region of shared memory. `valid`
+// counts the warp's in-range items (any int; <= 0: none); out-of-range
+// register slots get `*fill` (a real item), so no comparator sees garbage.
+template <bool Full, int Items, typename T>
+TILESORT_DEVICE void early_exit_warp_load(const T* src, int valid, T* region, int lane, T (&items)[Items],
+                                          const T* fill) {
+#pragma unroll
+  for (int k = 0; k < Items; ++k) {
+    const int j = lane + 32 * k;
+    if (Full || j < valid) region[transpose_slot<T>(j)] = src[j];
+  }
+  __syncwarp();
+#pragma unroll
+  for (int i = 0; i < Items; ++i) {
+    const int j = lane * Items + i;
+    items[i] = (Full || j < valid) ? region[transpose_slot<T>(j)] : *fill;
+  }
+}
+
+template <bool Full, int Items, typename T>
+TILESORT_DEVICE void early_exit_warp_store(T* dst, int valid, T* region, int lane, const T (&items)[Items]) {
+#pragma unroll
+  for (int i = 0; i < Items; ++i) region[transpose_slot<T>(lane * Items + i)] = items[i];
+  __syncwarp();
+#pragma unroll
+  for (int k = 0; k < Items; ++k) {
+    const int j = lane + 32 * k;
+    if (Full || j < valid) dst[j] = region[transpose_slot<T>(j)];
+  }
+}
+
+template <typename Policy, typename Key, typename Value>
+struct early_exit_blocksort_shared {
+  static constexpr bool pairs = early_exit_has_values<Value>;
+  static constexpr int warps = Policy::block_threads / 32;
+  static constexpr int warp_items = 32 * Policy::block_items;
+  using sort_type = block_sort<Key, Policy::block_threads, Policy::block_items, std::conditional_t<pairs, Value, void>>;
+  struct transpose_storage {
+    Key keys[warps][transpose_slots<Key>(warp_items)];
+    Value values[warps][pairs ? transpose_slots<Value>(warp_items) : 1];
+  };
+  // The transposes and the sort never overlap in time (barriers between them).
+  union storage {
+    typename sort_type::temp_storage sort;
+    transpose_storage transpose;
+  };
+  static constexpr std::size_t last_keys_offset = (sizeof(storage) + alignof(Key) - 1) / alignof(Key) * alignof(Key);
+  static constexpr std::size_t bytes = last_keys_offset + warps * sizeof(Key);
+  static_assert(alignof(storage) <= 16 && alignof(Key) <= 16, "dynamic shared memory is 16-byte aligned");
+};
+
+// What a blocksort tile needs after its sort, kept in shared memory across
+// the sort (block-uniform values; keeping them in registers made the sort
+// spill).
+struct early_exit_tile_state {
+  std::int64_t begin;
+  int valid;
+  int passes;
+  std::uint8_t* locations;  // the tile's merge tiles' entries
+  std::uint8_t location;    // where the tile goes
+  bool ordered;             // it was in order already
+};
+
+template <bool Full, typename Policy, typename Key, typename Value, typename Compare>
+TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, const Key* keys_in,
+                                               const Value* values_in, const merge_buffers<Key, Value>& buffers,
+                                               merge_control* control, Compare comp) {
+  using shared = early_exit_blocksort_shared<Policy, Key, Value>;
+  constexpr int items = Policy::block_items;
+  constexpr bool pairs = shared::pairs;
+  auto& storage = *reinterpret_cast<typename shared::storage*>(early_exit_smem);
+  Key* warp_last = reinterpret_cast<Key*>(early_exit_smem + shared::last_keys_offset);
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp_offset = warp * shared::warp_items;
+  const int first = static_cast<int>(threadIdx.x) * items;  // this thread's first tile position
+
+  Key keys[items];
+  Value values[items];
+  int valid = state.valid;
+  {
+    const std::int64_t begin = state.begin;
+    const int warp_valid = valid - warp_offset;
+    early_exit_warp_load<Full>(keys_in + begin + warp_offset, warp_valid, storage.transpose.keys[warp], lane, keys,
+                               keys_in + begin);
+    if constexpr (pairs)
+      early_exit_warp_load<Full>(values_in + begin + warp_offset, warp_valid, storage.transpose.values[warp], lane,
+                                 values, values_in + begin);
+  }
+
+  // Already in order? Each thread checks its own keys and its predecessor's last.
+  bool ordered = true;
+#pragma unroll
+  for (int i = 0; i + 1 < items; ++i)
+    if ((Full || first + i + 1 < valid) && comp(keys[i + 1], keys[i])) ordered = false;
+  const Key previous = shuffle_from(keys[items - 1], lane - 1);
+  if (lane == 31) warp_last[warp] = keys[items - 1];
+  // Locality sample: this key against the one 16 threads later, in input order.
+  const Key later = shuffle_from(keys[0], lane + 16);
+  const bool sampled = lane < 16 && (Full || first + 16 * items < valid);
+  const bool sample_in_order = sampled && !comp(later, keys[0]);
+  __syncthreads();  // warp_last written; every warp is done with its transpose region
+  if (first > 0 && first < valid && comp(keys[0], lane > 0 ? previous : warp_last[warp - 1])) ordered = false;
+  const bool tile_ordered = __syncthreads_and(ordered) != 0;
+  const int in_order_samples = __syncthreads_count(sample_in_order);
+  const int samples = __syncthreads_count(sampled);
+  if (threadIdx.x == 0) {
+    const bool local = tile_ordered || looks_local(in_order_samples, samples, Policy::local_num, Policy::local_den);
+    state.location = blocksort_to_temp(local, state.passes) ? in_temp : in_output;
+    state.ordered = tile_ordered;
+  }
+
+  if (!tile_ordered) {
+    typename shared::sort_type sorter(storage.sort);
+    if constexpr (pairs) {
+      if constexpr (Full) {
+        sorter.sort_pairs(keys, values, comp);
+      } else {
+        sorter.sort_pairs(keys, values, valid, comp);
+      }
+    } else {
+      if constexpr (Full) {
+        sorter.sort(keys, comp);
+      } else {
+        sorter.sort(keys, valid, comp);
+      }
+    }
+  }
+  __syncthreads();  // the transposes below reuse the sort's shared memory; `state` is complete
+
+  valid = state.valid;
+  const std::int64_t begin = state.begin;
+  const std::uint8_t location = state.location;
+  const bool in_order = state.ordered;
+  const int warp_valid = valid - warp_offset;
+  Key* keys_dst = buffers.keys(location) + begin;
+  // An in-order tile sorted in place is already where it belongs.
+  if (!(in_order && keys_dst == keys_in + begin))
+    early_exit_warp_store<Full>(keys_dst + warp_offset, warp_valid, storage.transpose.keys[warp], lane, keys);
+  if constexpr (pairs) {
+    Value* values_dst = buffers.values(location) + begin;
+    if (!(in_order && values_dst == values_in + begin))
+      early_exit_warp_store<Full>(values_dst + warp_offset, warp_valid, storage.transpose.values[warp], lane, values);
+  }
+  if (threadIdx.x < early_exit_tiling<Policy>::merge_tiles_per_block) state.locations[threadIdx.x] = location;
+  if (threadIdx.x == 0) {
+    atomicAdd(&control->blocksort_tiles, 1ull);
+    if (in_order) atomicAdd(&control->presorted_tiles, 1ull);
+    atomicAdd(&control->blocksort_keys, static_cast<unsigned long long>(valid));
+  }
+}
+
+// One block per blocksort entry (the grid is the host's bound on them).
+// keys_in may be keys_out: a block reads its whole tile before the barrier
+// that precedes its first write, and no other block touches the tile.
+template <typename Policy, typename Key, typename Value, typename Compare>
+__global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_blocks)
+    early_exit_blocksort_kernel(const Key* keys_in, const Value* values_in, merge_buffers<Key, Value> buffers,
+                                merge_segment_list list, std::uint8_t* locations, merge_control* control,
+                                Compare comp) {
+  using tiling = early_exit_tiling<Policy>;
+  __shared__ early_exit_tile_state state;
+  const std::int64_t block = blockIdx.x;
+  if (block >= list.blocks()) return;
+  if (threadIdx.x == 0) {
+    const merge_segment segment = list.segment_of_block(block);
+    state.begin = tiling::block_begin(segment, block);
+    const std::int64_t left = segment.end - state.begin;
+    state.valid = static_cast<int>(left < Policy::tile_items ? left : Policy::tile_items);
+    state.passes = merge_passes_for(segment.end - segment.begin, Policy::tile_items);
+    state.locations = locations + block * tiling::merge_tiles_per_block;
+  }
+  __syncthreads();
+  if (state.valid == Policy::tile_items) {
+    early_exit_blocksort_tile<true, Policy>(state, keys_in, values_in, buffers, control, comp);
+  } else {
+    early_exit_blocksort_tile<false, Policy>(state, keys_in, values_in, buffers, control, comp);
+  }
+}
+
+// ------------------------------------------------------------------ jobs
+// Thread t of block b handles the boundary at the start of merge-tile entry
+// b·(J - 1) + t; threads 0 .. J - 2 decide their tile (the last thread's
+// partition is its left neighbour's end).
+template <typename Policy, typename Key, typename Compare>
+__global__ void __launch_bounds__(Policy::job_threads)
+    early_exit_jobs_kernel(const Key* keys_out, const Key* keys_temp, merge_segment_list list, int pass,
+                           const std::uint8_t* locations, std::uint8_t* next_locations, merge_job* jobs,
+                           merge_control* control, Compare comp) {
+  using tiling = early_exit_tiling<Policy>;
+  constexpr int threads = Policy::job_threads;
+  constexpr int m = Policy::merge_tile_items;
+  constexpr int half_widths[4] = {m / Policy::window_divisors[0], m / Policy::window_divisors[1],
+                                  m / Policy::window_divisors[2], m / Policy::window_divisors[3]};
+  __shared__ std::int64_t partitions[threads];
+  const std::int64_t tiles = list.blocks() * tiling::merge_tiles_per_block;
+  const std::int64_t first_entry = std::int64_t(blockIdx.x) * (threads - 1);
+  if (first_entry >= tiles) return;  // the whole block
+  const std::int64_t entry = first_entry + threadIdx.x;
+  const std::int64_t run = std::int64_t(Policy::tile_items) << pass;
+
+  std::int64_t out_begin = 0, out_end = 0, p_begin = 0;
+  run_group group{0, 0, 0};
+  group_decision decision{group_plan::in_order, 0, 0};
+  std::uint8_t location = in_output;
+  if (entry < tiles) {
+    const merge_segment segment = list.segment_of_block(entry / tiling::merge_tiles_per_block);
+    out_begin = tiling::tile_begin(segment, entry);
+    out_end = tiling::tile_end(segment, entry);
+    location = locations[entry];
+    if (out_begin < segment.end && run < segment.end - segment.begin) {
+      group = run_group_of(segment, out_begin, run);
+      if (group.a_end < group.end) {
+        const located_keys<Key, tiling> key_at{keys_out, keys_temp, locations, segment};
+        const bool one_buffer = locations[tiling::entry_of(segment, group.a_end - 1)] ==
+                                locations[tiling::entry_of(segment, group.a_end)];
+        decision = plan_group(group, key_at, half_widths, one_buffer, comp);
+        if (decision.plan == group_plan::tiles) p_begin = merge_partition(group, out_begin, key_at, comp);
+      }
+    }
+  }
+  partitions[threadIdx.x] = p_begin;
+  __syncthreads();
+
+  bool merge = false;
+  bool window = false;
+  merge_job job{0, 0, entry, 0};
+  if (threadIdx.x < threads - 1 && entry < tiles) {
+    if (decision.plan == group_plan::tiles) {
+      // A tile that ends its group takes the rest of A; otherwise its right
+      // neighbour (same group) starts where it ends.
+      const std::int64_t p_end = out_end == group.end ? group.a_end : partitions[threadIdx.x + 1];
+      merge = !tile_sources_of(group, out_begin, out_end, p_begin, p_end).stays();
+      job = {p_begin, p_end, entry, 0};
+    } else if (decision.plan == group_plan::window && out_begin == group.a_end) {
+      window = true;
+      job = {decision.window_begin, decision.window_end, entry, 1};
+    }
+    next_locations[entry] = merge ? static_cast<std::uint8_t>(location ^ 1u) : location;
+  }
+  merge_pass_control& counters = control->pass[pass];
+  const unsigned slot = warp_reserve(&counters.job_count, merge || window);
+  if (merge || window) jobs[slot] = job;
+  warp_add(&counters.merge_tiles, merge ? 1u : 0u);
+  warp_add(&counters.window_merges, window ? 1u : 0u);
+  warp_add(&counters.merged_keys, static_cast<unsigned long long>(merge ? out_end - out_begin
+                                                                        : (window ? job.second - job.first : 0)));
+}
+
+// ------------------------------------------------------------------ merge
+template <typename Key, typename Value, int TileItems>
+struct early_exit_merge_storage {
+  Key keys[transpose_slots<Key>(TileItems)];
+  Value values[early_exit_has_values<Value> ? transpose_slots<Value>(TileItems) : 1];
+};
+
+// Where the keys of one input slice [begin, begin + count) live: merge tiles
+// are M-aligned in their segment, so a slice of at most M keys lies in at most
+// two, split at `boundary`.
+struct slice_location {
+  std::int64_t begin;
+  std::int64_t boundary;
+  std::uint8_t before;  // buffer of positions < boundary
+  std::uint8_t after;   // and of the others
+};
+
+template <typename Tiling>
+TILESORT_DEVICE slice_location locate_slice(const merge_segment& segment, std::int64_t begin, std::int64_t end,
+                                            const std::uint8_t* locations) {
+  if (begin >= end) return {begin, begin, in_output, in_output};
+  const std::int64_t tile = Tiling::entry_of(segment, begin);
+  const std::int64_t boundary = Tiling::tile_begin(segment, tile + 1);
+  const std::uint8_t before = locations[tile];
+  return {begin, boundary, before, end > boundary ? locations[tile + 1] : before};
+}
+
+// Merge A (a_count keys at `a`) and B (count - a_count keys at `b`) into
+// [out_begin, out_begin + count) of keys_dst. Every global read happens before
+// the barrier that precedes the first global write, so the output may overlap
+// the inputs (window merges run in place).
+template <bool Full, typename Policy, typename Key, typename Value, typename Storage, typename Compare>
+TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffers<Key, Value>& buffers,
+                                             const slice_location& a, int a_count, const slice_location& b, int count,
+                                             Key* keys_dst, Value* values_dst, std::int64_t out_begin,
+                                             Compare comp) {
+  constexpr int threads = Policy::merge_threads;
+  constexpr int items = Policy::merge_items;
+  constexpr bool pairs = early_exit_has_values<Value>;
+  // 1. A ++ B into shared memory, striped (coalesced reads).
+#pragma unroll
+  for (int k = 0; k < items; ++k) {
+    const int j = static_cast<int>(threadIdx.x) + k * threads;
+    if (Full || j < count) {
+      const bool from_a = j < a_count;
+      const std::int64_t p = from_a ? a.begin + j : b.begin + (j - a_count);
+      const std::uint8_t location = from_a ? (p < a.boundary ? a.before : a.after) : (p < b.boundary ? b.before : b.after);
+      storage.keys[j] = buffers.keys(location)[p];
+      if constexpr (pairs) storage.values[j] = buffers.values(location)[p];
+    }
+  }
+  __syncthreads();
+
+  // 2. Each thread merges outputs [diagonal, diagonal + items).
+  const int diagonal = min(static_cast<int>(threadIdx.x) * items, count);
+  const int split = merge_path<int>(storage.keys, a_count, storage.keys + a_count, count - a_count, diagonal, comp);
+  Key out[items];
+  int source[items];
+  serial_merge(storage.keys, split, a_count, a_count + diagonal - split, count, out, source, comp);
+  Value out_values[items];
+  if constexpr (pairs) {
+#pragma unroll
+    for (int i = 0; i < items; ++i)
+      if (Full || diagonal + i < count) out_values[i] = storage.values[source[i]];
+  }
+  __syncthreads();  // every thread is done reading A ++ B
+
+  // 3. Blocked -> striped through padded shared memory, then coalesced writes.
+#pragma unroll
+  for (int i = 0; i < items; ++i) {
+    const int j = static_cast<int>(threadIdx.x) * items + i;
+    if (Full || j < count) {
+      storage.keys[transpose_slot<Key>(j)] = out[i];
+      if constexpr (pairs) storage.values[transpose_slot<Value>(j)] = out_values[i];
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < items; ++k) {
+    const int j = static_cast<int>(threadIdx.x) + k * threads;
+    if (Full || j < count) {
+      keys_dst[out_begin + j] = storage.keys[transpose_slot<Key>(j)];
+      if constexpr (pairs) values_dst[out_begin + j] = storage.values[transpose_slot<Value>(j)];
+    }
+  }
+}
+
+// A fixed grid of persistent blocks takes jobs off the pass's queue until it
+// is empty. A merge tile reads its slices from the buffers that hold them and
+// writes the other buffer at its own positions (nothing else reads there in
+// this pass); a window merge rewrites its window in place.
+template <typename Policy, typename Key, typename Value, typename Compare>
+__global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
+    early_exit_merge_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list, int pass,
+                            const std::uint8_t* locations, const merge_job* jobs, merge_control* control,
+                            Compare comp) {
+  using tiling = early_exit_tiling<Policy>;
+  using storage_type = early_exit_merge_storage<Key, Value, Policy::merge_tile_items>;
+  auto& storage = *reinterpret_cast<storage_type*>(early_exit_smem);
+  __shared__ merge_job current;
+  merge_pass_control& counters = control->pass[pass];
+  const unsigned queued = counters.job_count;  // final: the job kernel has finished
+  const std::int64_t run = std::int64_t(Policy::tile_items) << pass;
+  while (true) {
+    if (threadIdx.x == 0) {
+      const unsigned next = atomicAdd(&counters.job_cursor, 1u);
+      current = next < queued ? jobs[next] : merge_job{0, 0, -1, 0};
+    }
+    __syncthreads();
+    const merge_job job = current;
+    __syncthreads();  // also: the previous job's last shared-memory reads are done
+    if (job.entry < 0) break;
+
+    const merge_segment segment = list.segment_of_block(job.entry / tiling::merge_tiles_per_block);
+    if (job.window) {
+      // In place: both interface tiles live in one buffer (checked by the job kernel).
+      const std::int64_t a_end = tiling::tile_begin(segment, job.entry);
+      const std::uint8_t location = locations[job.entry];
+      const slice_location a{job.first, job.first, location, location};
+      const slice_location b{a_end, a_end, location, location};
+      const int count = static_cast<int>(job.second - job.first);
+      const int a_count = static_cast<int>(a_end - job.first);
+      early_exit_merge_slices<false, Policy>(storage, buffers, a, a_count, b, count, buffers.keys(location),
+                                             buffers.values(location), job.first, comp);
+    } else {
+      const std::int64_t out_begin = tiling::tile_begin(segment, job.entry);
+      const std::int64_t out_end = tiling::tile_end(segment, job.entry);
+      const run_group group = run_group_of(segment, out_begin, run);
+      const tile_sources src = tile_sources_of(group, out_begin, out_end, job.first, job.second);
+      const slice_location a = locate_slice<tiling>(segment, src.a_begin, src.a_end, locations);
+      const slice_location b = locate_slice<tiling>(segment, src.b_begin, src.b_end, locations);
+      const std::uint8_t destination = static_cast<std::uint8_t>(locations[job.entry] ^ 1u);
+      const int count = static_cast<int>(out_end - out_begin);
+      const int a_count = static_cast<int>(src.a_end - src.a_begin);
+      if (count == Policy::merge_tile_items) {
+        early_exit_merge_slices<true, Policy>(storage, buffers, a, a_count, b, count, buffers.keys(destination),
+                                              buffers.values(destination), out_begin, comp);
+      } else {
+        early_exit_merge_slices<false, Policy>(storage, buffers, a, a_count, b, count, buffers.keys(destination),
+                                               buffers.values(destination), out_begin, comp);
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------ final copy
+// Persistent blocks scan the tiles' final buffers and copy the tiles left in
+// the temp buffer to keys_out (values likewise).
+template <typename Policy, typename Key, typename Value>
+__global__ void __launch_bounds__(Policy::copy_threads)
+    early_exit_final_copy_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list,
+                                 const std::uint8_t* locations, merge_control* control) {
+  using tiling = early_exit_tiling<Policy>;
+  constexpr int threads = Policy::copy_threads;
+  __shared__ std::int64_t pending_begin[threads];
+  __shared__ std::int64_t pending_end[threads];
+  __shared__ int pending;
+  const std::int64_t tiles = list.blocks() * tiling::merge_tiles_per_block;
+  for (std::int64_t chunk = std::int64_t(blockIdx.x) * threads; chunk < tiles;
+       chunk += std::int64_t(gridDim.x) * threads) {
+    if (threadIdx.x == 0) pending = 0;
+    __syncthreads();
+    const std::int64_t entry = chunk + threadIdx.x;
+    if (entry < tiles && locations[entry] == in_temp) {
+      const merge_segment segment = list.segment_of_block(entry / tiling::merge_tiles_per_block);
+      const std::int64_t begin = tiling::tile_begin(segment, entry);
+      if (begin < segment.end) {
+        const int slot = atomicAdd(&pending, 1);
+        pending_begin[slot] = begin;
+        pending_end[slot] = tiling::tile_end(segment, entry);
+      }
+    }
+    __syncthreads();
+    const int count = pending;
+    unsigned long long copied = 0;
+    for (int t = 0; t < count; ++t) {
+      const std::int64_t begin = pending_begin[t];
+      const std::int64_t end = pending_end[t];
+      copied += static_cast<unsigned long long>(end - begin);
+      for (std::int64_t p = begin + threadIdx.x; p < end; p += threads) {
+        buffers.keys_out[p] = buffers.keys_temp[p];
+        if constexpr (early_exit_has_values<Value>) buffers.values_out[p] = buffers.values_temp[p];
+      }
+    }
+    if (threadIdx.x == 0 && count > 0) {
+      atomicAdd(&control->final_copy_tiles, static_cast<unsigned long long>(count));
+      atomicAdd(&control->final_copy_keys, copied);
+    }
+    __syncthreads();  // `pending` is reset next round
+  }
+}
+
+// ------------------------------------------------------------------ statistics
+// Writes *stats from the counters (one thread). Segmented sort adds the
+// counts of its direct sorts (device counters, or known on the host).
+template <int Unused = 0>
+__global__ void early_exit_stats_kernel(sort_stats* stats, const merge_control* control, std::int64_t n,
+                                        int tile_items, int blocksort_items, int passes,
+                                        const unsigned long long* direct_segments,
+                                        const unsigned long long* direct_keys, std::int64_t host_direct_segments,
+                                        std::int64_t host_direct_keys) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  sort_stats s{};
+  s.n = n;
+  s.tile_items = tile_items;
+  s.blocksort_items = blocksort_items;
+  s.full_pass_tiles = n > 0 ? (n - 1) / tile_items + 1 : 0;
+  s.direct_segments = direct_segments ? static_cast<std::int64_t>(*direct_segments) : host_direct_segments;
+  s.direct_keys = direct_keys ? static_cast<std::int64_t>(*direct_keys) : host_direct_keys;
+  s.merge_passes = passes < sort_stats::max_passes ? passes : sort_stats::max_passes;
+  if (control) {
+    s.blocksort_tiles = static_cast<std::int64_t>(control->blocksort_tiles);
+    s.presorted_tiles = static_cast<std::int64_t>(control->presorted_tiles);
+    s.blocksort_keys = static_cast<std::int64_t>(control->blocksort_keys);
+    for (int p = 0; p < s.merge_passes; ++p) {
+      s.pass[p].merge_tiles = static_cast<std::int64_t>(control->pass[p].merge_tiles);
+      s.pass[p].window_merges = static_cast<std::int64_t>(control->pass[p].window_merges);
+      s.pass[p].merged_keys = static_cast<std::int64_t>(control->pass[p].merged_keys);
+    }
+    s.final_copy_tiles = static_cast<std::int64_t>(control->final_copy_tiles);
+    s.final_copy_keys = static_cast<std::int64_t>(control->final_copy_keys);
+  } else {
+    s.merge_passes = 0;
+  }
+  *stats = s;
+}
+
+// Enqueue the statistics kernel when the caller asked for statistics.
+inline cudaError_t write_sort_stats(sort_stats* stats, const merge_control* control, std::int64_t n, int tile_items,
+                                    int blocksort_items, int passes, const unsigned long long* direct_segments,
+                                    const unsigned long long* direct_keys, std::int64_t host_direct_segments,
+                                    std::int64_t host_direct_keys, cudaStream_t stream) {
+  if (stats == nullptr) return cudaSuccess;
+  early_exit_stats_kernel<><<<1, 32, 0, stream>>>(stats, control, n, tile_items, blocksort_items, passes,
+                                                   direct_segments, direct_keys, host_direct_segments,
+                                                   host_direct_keys);
+  return cudaGetLastError();
+}
+
+// ------------------------------------------------------------------ host side
+// Temp storage of the passes for `blocks` blocksort entries at most.
+struct early_exit_layout {
+  std::int64_t blocks = 0;        // bound on blocksort entries
+  std::int64_t tiles = 0;         // merge-tile entries: k x blocks
+  std::size_t keys_offset = 0;    // n keys (the temp buffer)
+  std::size_t values_offset = 0;  // n values (pairs)
+  std::size_t locations_offset = 0;  // 2 x tiles bytes (this pass's, the next's)
+  std::size_t jobs_offset = 0;    // tiles jobs
+};
+
+// Carves the buffers one after another from `offset`, 256-byte aligned;
+// returns the offset past them.
+template <typename Policy>
+std::size_t plan_early_exit_layout(early_exit_layout& layout, std::size_t offset, std::int64_t n,
+                                   std::int64_t blocks, std::size_t key_bytes, std::size_t value_bytes) {
+  layout.blocks = blocks;
+  layout.tiles = blocks * early_exit_tiling<Policy>::merge_tiles_per_block;
+  auto take = [&](std::size_t bytes) {
+    const std::size_t at = offset;
+    offset = align_temp(offset + bytes);
+    return at;
+  };
+  layout.keys_offset = take(static_cast<std::size_t>(n) * key_bytes);
+  layout.values_offset = take(static_cast<std::size_t>(n) * value_bytes);
+  layout.locations_offset = take(2 * static_cast<std::size_t>(layout.tiles));
+  layout.jobs_offset = take(static_cast<std::size_t>(layout.tiles) * sizeof(merge_job));
+  return offset;
+}
+
+// Dynamic shared memory above 48 KB must be opted into; the call is not
+// stream-ordered, so it runs in relaxed capture mode (legal while the caller
+// captures a graph).
+template <typename Kernel>
+cudaError_t early_exit_allow_smem(Kernel* kernel, std::size_t bytes) {
+  if (bytes <= 48 * 1024) return cudaSuccess;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
+  const cudaError_t error =
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  const cudaError_t restore_error = cudaThreadExchangeStreamCaptureMode(&mode);
+  return error != cudaSuccess ? error : restore_error;
+}
+
+// Grid of a persistent kernel: as many blocks as an SM can hold threads
+// (2048 on sm_80/sm_90) on every SM. Blocks that shared memory or registers
+// keep from being resident start when others finish, find the queue empty
+// and leave. (No occupancy query: it stays a plain attribute read, legal
+// while a graph is being captured.)
+inline cudaError_t resident_blocks(int threads, int& grid) {
+  int device = 0, sms = 0;
+  TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
+  TILESORT_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  grid = sms * (2048 / threads > 0 ? 2048 / threads : 1);
+  return cudaSuccess;
+}
+
+// Blocksort, `passes` merge passes and the final copy of the segments in
+// `list` (at most layout.blocks blocksort entries). `control` is zeroed.
+template <typename Policy, typename Key, typename Value, typename Compare>
+cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, const merge_buffers<Key, Value>& buffers,
+                                    const merge_segment_list& list, const early_exit_layout& layout, void* temp,
+                                    int passes, merge_control* control, Compare comp, cudaStream_t stream) {
+  using tiling = early_exit_tiling<Policy>;
+  if (layout.blocks <= 0) return cudaSuccess;
+  if (passes > sort_stats::max_passes || layout.blocks > INT_MAX ||
+      ceil_div(layout.tiles, Policy::job_threads - 1) > INT_MAX)
+    return cudaErrorInvalidValue;
+  char* base = static_cast<char*>(temp);
+  std::uint8_t* locations = reinterpret_cast<std::uint8_t*>(base + layout.locations_offset);
+  merge_job* jobs = reinterpret_cast<merge_job*>(base + layout.jobs_offset);
+  auto locations_of = [&](int pass) { return locations + (pass & 1) * layout.tiles; };
+
+  {
+    using shared = early_exit_blocksort_shared<Policy, Key, Value>;
+    auto* kernel = early_exit_blocksort_kernel<Policy, Key, Value, Compare>;
+    TILESORT_RETURN_IF_ERROR(early_exit_allow_smem(kernel, shared::bytes));
+    kernel<<<static_cast<unsigned>(layout.blocks), Policy::block_threads, shared::bytes, stream>>>(
+        keys_in, values_in, buffers, list, locations_of(0), control, comp);
+    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+  }
+  if (passes == 0) return cudaSuccess;  // every tile was written to keys_out
+
+  using storage_type = early_exit_merge_storage<Key, Value, Policy::merge_tile_items>;
+  static_assert(alignof(storage_type) <= 16, "dynamic shared memory is 16-byte aligned");
+  auto* merge_kernel = early_exit_merge_kernel<Policy, Key, Value, Compare>;
+  TILESORT_RETURN_IF_ERROR(early_exit_allow_smem(merge_kernel, sizeof(storage_type)));
+  int merge_grid = 0;
+  TILESORT_RETURN_IF_ERROR(resident_blocks(Policy::merge_threads, merge_grid));
+  if (merge_grid > layout.tiles) merge_grid = static_cast<int>(layout.tiles);
+  const auto job_grid = static_cast<unsigned>(ceil_div(layout.tiles, Policy::job_threads - 1));
+  for (int pass = 0; pass < passes; ++pass) {
+    early_exit_jobs_kernel<Policy><<<job_grid, Policy::job_threads, 0, stream>>>(
+        buffers.keys_out, buffers.keys_temp, list, pass, locations_of(pass), locations_of(pass + 1), jobs, control,
+        comp);
+    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+    merge_kernel<<<static_cast<unsigned>(merge_grid), Policy::merge_threads, sizeof(storage_type), stream>>>(
+        buffers, list, pass, locations_of(pass), jobs, control, comp);
+    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+  }
+
+  auto* copy_kernel = early_exit_final_copy_kernel<Policy, Key, Value>;
+  int copy_grid = 0;
+  TILESORT_RETURN_IF_ERROR(resident_blocks(Policy::copy_threads, copy_grid));
+  const std::int64_t copy_chunks = ceil_div(layout.tiles, Policy::copy_threads);
+  if (copy_grid > copy_chunks) copy_grid = static_cast<int>(copy_chunks);
+  copy_kernel<<<static_cast<unsigned>(copy_grid), Policy::copy_threads, 0, stream>>>(buffers, list,
+                                                                                     locations_of(passes), control);
+  return cudaGetLastError();
+}
+
+}  // namespace detail
+}  // namespace tilesort

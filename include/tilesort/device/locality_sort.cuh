@@ -1,0 +1,171 @@
+// device/locality_sort.cuh — stable merge sort that exploits keys already near
+// their sorted place (ModernGPU's locality sort, with finer early exit).
+//
+// Same shape as merge_sort (blocksort tiles of T keys, then ceil(log2(n / T))
+// merge passes of merge tiles of M keys, same policy), plus early exit
+// (device/early_exit_merge.cuh, decisions in detail/merge_jobs.cuh):
+//   * a blocksort tile already in order is not sorted again (and, sorted in
+//     place, not even written);
+//   * a pair of runs already in order costs one comparison and moves nothing;
+//   * a pair whose disorder is confined near its interface is fixed by one
+//     in-place "window" merge of at most M keys;
+//   * otherwise only the merge tiles whose outputs differ from their keys are
+//     merged; tiles never get copied just to keep the ping-pong in step (each
+//     tile records which buffer holds it; a final pass copies the tiles left
+//     in the temp buffer).
+// Cost: sorted input reads the keys once (and writes them once out of place);
+// keys displaced by less than the window (keys[i] = i + rand() % 64) cost the
+// blocksort plus a few small window merges; random input costs what
+// merge_sort costs plus one comparison per merge tile and pass. Launches:
+// 1 memset + 3 + 2 x passes (+1 with statistics); no host synchronisation,
+// graph-capturable.
+// Temp storage: n keys (+ n values) + 2 bytes and one 32-byte job per merge
+// tile + 1.3 KB of counters (only the counters when n fits one tile).
+//
+//   std::size_t temp_bytes = 0;
+//   tilesort::locality_sort_keys(nullptr, temp_bytes, d_in, d_out, n);        // size query
+//   cudaMallocAsync(&d_temp, temp_bytes, stream);
+//   tilesort::locality_sort_keys(d_temp, temp_bytes, d_in, d_out, n, tilesort::less{}, stream);
+//   // or, allocating stream-ordered temp storage itself:
+//   tilesort::locality_sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::less{}, stream);
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "../comparators.cuh"
+#include "../detail/error.cuh"
+#include "../detail/temp_storage.cuh"
+#include "early_exit_merge.cuh"
+#include "sort_stats.cuh"
+
+namespace tilesort {
+namespace detail {
+
+template <typename Key, typename Value>
+struct locality_setup {
+  using policy = early_exit_policy_for<Key, Value>;
+  std::int64_t n = 0;
+  std::int64_t blocks = 0;
+  int passes = 0;
+  early_exit_layout layout;
+  std::size_t total_bytes = 0;
+  explicit locality_setup(std::int64_t count) : n(count < 0 ? 0 : count) {
+    blocks = n > 0 ? (n - 1) / policy::tile_items + 1 : 0;
+    passes = merge_passes_for(n, policy::tile_items);
+    // [counters][temp keys][temp values][tile buffers x 2][jobs]; no temp
+    // keys when one tile holds everything.
+    const std::size_t after_control = align_temp(sizeof(merge_control));
+    const std::int64_t buffered = passes > 0 ? n : 0;
+    total_bytes = plan_early_exit_layout<policy>(layout, after_control, buffered, blocks, sizeof(Key),
+                                                 early_exit_has_values<Value> ? sizeof(Value) : 0);
+  }
+};
+
+template <typename Key, typename Value, typename Compare>
+cudaError_t locality_sort_run(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                              const Value* values_in, Value* values_out, std::int64_t n, Compare comp,
+                              cudaStream_t stream, const sort_options& options) {
+  if (n < 0) return cudaErrorInvalidValue;
+  const locality_setup<Key, Value> setup(n);
+  if (d_temp == nullptr) {  // size query: nothing else happens
+    temp_bytes = setup.total_bytes;
+    return cudaSuccess;
+  }
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, early_exit_has_values<Value>, n));
+  TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, setup.total_bytes));
+  using policy = typename locality_setup<Key, Value>::policy;
+  // Blocksort and job grids are 32-bit; positions stay far from 2^63.
+  if (setup.blocks > (std::int64_t(1) << 31) / early_exit_tiling<policy>::merge_tiles_per_block)
+    return cudaErrorInvalidValue;
+  char* base = static_cast<char*>(d_temp);
+  auto* control = reinterpret_cast<merge_control*>(base);
+  if (n == 0)
+    return write_sort_stats(options.stats, nullptr, 0, policy::merge_tile_items, policy::tile_items, 0, nullptr,
+                            nullptr, 0, 0, stream);
+  TILESORT_RETURN_IF_ERROR(cudaMemsetAsync(control, 0, sizeof(merge_control), stream));
+  const merge_buffers<Key, Value> buffers{keys_out, setup.passes > 0 ? reinterpret_cast<Key*>(base + setup.layout.keys_offset) : nullptr,
+                                          values_out,
+                                          setup.passes > 0 ? reinterpret_cast<Value*>(base + setup.layout.values_offset) : nullptr};
+  const merge_segment_list list{nullptr, nullptr, nullptr, nullptr, n, setup.blocks};
+  TILESORT_RETURN_IF_ERROR(launch_early_exit_merge<policy>(keys_in, values_in, buffers, list, setup.layout, d_temp,
+                                                           setup.passes, control, comp, stream));
+  return write_sort_stats(options.stats, control, n, policy::merge_tile_items, policy::tile_items, setup.passes,
+                          nullptr, nullptr, 0, 0, stream);
+}
+
+}  // namespace detail
+
+// Stable sort of n keys, fast when keys start near their sorted place.
+// Call with d_temp == nullptr to get temp_bytes (nothing else happens).
+// keys_out may equal keys_in.
+//
+//   tilesort::locality_sort_keys(nullptr, bytes, d_in, d_out, n);           // size query
+//   tilesort::locality_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::less{}, stream);
+template <typename Key, typename Compare = less>
+cudaError_t locality_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                               std::int64_t n, Compare comp = {}, cudaStream_t stream = 0) {
+  return detail::locality_sort_run<Key, detail::no_value>(d_temp, temp_bytes, keys_in, keys_out, nullptr, nullptr, n,
+                                                          comp, stream, sort_options{});
+}
+
+// With options: `options.stats` receives the pass statistics (sort_stats.cuh).
+//
+//   tilesort::sort_options options;
+//   options.stats = pinned_stats;
+//   tilesort::locality_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::less{}, stream, options);
+template <typename Key, typename Compare>
+cudaError_t locality_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                               std::int64_t n, Compare comp, cudaStream_t stream, const sort_options& options) {
+  return detail::locality_sort_run<Key, detail::no_value>(d_temp, temp_bytes, keys_in, keys_out, nullptr, nullptr, n,
+                                                          comp, stream, options);
+}
+
+// Stable sort of n (key, value) pairs by key; values travel with their keys.
+// values_out may equal values_in.
+//
+//   tilesort::locality_sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n);   // in place
+template <typename Key, typename Value, typename Compare = less>
+cudaError_t locality_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                const Value* values_in, Value* values_out, std::int64_t n, Compare comp = {},
+                                cudaStream_t stream = 0) {
+  return detail::locality_sort_run(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream,
+                                   sort_options{});
+}
+
+template <typename Key, typename Value, typename Compare>
+cudaError_t locality_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                const Value* values_in, Value* values_out, std::int64_t n, Compare comp,
+                                cudaStream_t stream, const sort_options& options) {
+  return detail::locality_sort_run(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream,
+                                   options);
+}
+
+// Convenience forms: stream-ordered temp storage (cudaMallocAsync/cudaFreeAsync
+// on `stream`); graph-capturable. A failed allocation returns
+// cudaErrorMemoryAllocation with nothing written.
+//
+//   tilesort::locality_sort_keys(d_keys, d_keys, n, tilesort::less{}, stream);
+template <typename Key, typename Compare = less>
+cudaError_t locality_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Compare comp = {},
+                               cudaStream_t stream = 0, const sort_options& options = {}) {
+  TILESORT_RETURN_IF_ERROR(detail::check_sort_args(keys_in, keys_out, nullptr, nullptr, false, n));
+  return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
+    return locality_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, comp, stream, options);
+  });
+}
+
+template <typename Key, typename Value, typename Compare = less>
+cudaError_t locality_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
+                                std::int64_t n, Compare comp = {}, cudaStream_t stream = 0,
+                                const sort_options& options = {}) {
+  TILESORT_RETURN_IF_ERROR(detail::check_sort_args(keys_in, keys_out, values_in, values_out, true, n));
+  return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
+    return locality_sort_pairs(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream,
+                               options);
+  });
+}
+
+}  // namespace tilesort

@@ -1,0 +1,243 @@
+// device/segment_row_sorters.cuh — the row sorters of the segmented sort:
+// one logical warp (warp_sort, keys in registers) or one block (block_sort)
+// sorts one segment ("row") at a time, keys loaded with
+// thread/thread_load.cuh's consecutive (blocked) loads and stored the same
+// way. One read and one write per key. They serve uniform rows (one launch,
+// the first shape that holds a row) and the general path's bins (one launch
+// per shape over a list of packed segments whose length is read on the
+// device). Stability: block_sort is stable; the warp sort breaks ties by the
+// key's position in its row (16-bit ranks), skipped for keys alone when
+// equivalent keys are bitwise equal (integers under less/greater).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "../block/block_sort.cuh"
+#include "../comparators.cuh"
+#include "../detail/config.cuh"
+#include "../detail/error.cuh"
+#include "../detail/segment_ranges.cuh"
+#include "../thread/thread_load.cuh"
+#include "../thread/thread_sort.cuh"
+#include "../warp/warp_sort.cuh"
+#include "early_exit_merge.cuh"  // early_exit_allow_smem
+
+namespace tilesort {
+
+// Row sorters for uniform segments, by increasing capacity (threads x items).
+// Chosen for the H100 (sm_90) with tilesort-bench's segmented cases; 8-byte
+// keys or pairs use half the items per thread to stay clear of register spills.
+template <typename Key, typename Value = void>
+struct uniform_segments_policy {
+  struct shape {
+    int threads;
+    int items;
+  };
+  static constexpr std::size_t value_bytes = std::is_void_v<Value> ? 0 : sizeof(std::conditional_t<std::is_void_v<Value>, char, Value>);
+  static constexpr bool wide = sizeof(Key) + value_bytes > 8;
+  static constexpr int warp_block_threads = 128;  // threads per block of the warp-per-row kernel
+  static constexpr shape warp_shapes[] = {{8, 4}, {16, 4}, {32, 4}, {32, wide ? 4 : 8}, {32, wide ? 8 : 16}};
+  static constexpr shape block_shapes[] = {{128, wide ? 4 : 8}, {128, wide ? 8 : 16}, {256, wide ? 8 : 16},
+                                           {512, wide ? 8 : 16}};
+  static constexpr int warp_shape_count = sizeof(warp_shapes) / sizeof(shape);
+  static constexpr int block_shape_count = sizeof(block_shapes) / sizeof(shape);
+  static constexpr std::int64_t max_row = std::int64_t(block_shapes[block_shape_count - 1].threads) *
+                                          block_shapes[block_shape_count - 1].items;
+};
+
+namespace detail {
+
+// A key and its position in its row; ties between equivalent keys go to the
+// lower position, which turns an unstable network into a stable sort.
+template <typename Key>
+struct ranked_key {
+  Key key;
+  std::uint16_t rank;
+};
+template <typename Compare>
+struct rank_tiebreak {
+  Compare comp;
+  template <typename Key>
+  TILESORT_HD bool operator()(const ranked_key<Key>& a, const ranked_key<Key>& b) const {
+    if (comp(a.key, b.key)) return true;
+    if (comp(b.key, a.key)) return false;
+    return a.rank < b.rank;
+  }
+};
+
+// Where one thread's items of a row lie: the row's first key, the row length
+// (valid keys), and how many of the thread's `items` consecutive keys exist.
+struct row_slice {
+  std::int64_t row_begin;
+  int row_items;
+  int first;  // thread's first position in the row
+  int mine;   // its keys inside the row, 0..items
+};
+TILESORT_HD row_slice slice_of_row(std::int64_t row, std::int64_t length, std::int64_t n, int thread_in_row,
+                                   int items) {
+  row_slice s;
+  s.row_begin = row * length;
+  const std::int64_t left = n - s.row_begin;
+  s.row_items = left <= 0 ? 0 : static_cast<int>(left < length ? left : length);
+  s.first = thread_in_row * items;
+  const int rest = s.row_items - s.first;
+  s.mine = rest <= 0 ? 0 : (rest < items ? rest : items);
+  return s;
+}
+
+template <typename Value>
+inline constexpr bool has_values = !std::is_same_v<Value, no_value>;
+
+// The rows a row-sorter kernel sorts: uniform rows (count known on the host)
+// or a bin's list of packed segments (count read on the device).
+struct uniform_rows {
+  std::int64_t n;
+  std::int64_t length;
+  TILESORT_HD std::int64_t count() const { return ceil_div(n, length); }
+  TILESORT_HD row_slice slice(std::int64_t row, std::int64_t, int thread_in_row, int items) const {
+    return slice_of_row(row, length, n, thread_in_row, items);
+  }
+};
+
+struct listed_rows {
+  const std::uint64_t* entries;
+  const unsigned long long* counter;
+  const unsigned* abandoned;  // non-zero: the description overflowed its bounds, sort nothing
+  TILESORT_DEVICE std::int64_t count() const { return *abandoned ? 0 : static_cast<std::int64_t>(*counter); }
+  TILESORT_DEVICE row_slice slice(std::int64_t row, std::int64_t count, int thread_in_row, int items) const {
+    row_slice s{0, 0, thread_in_row * items, 0};
+    if (row < count) {
+      const std::uint64_t entry = entries[row];
+      s.row_begin = packed_begin(entry);
+      s.row_items = packed_length(entry);
+    }
+    const int rest = s.row_items - s.first;
+    s.mine = rest <= 0 ? 0 : (rest < items ? rest : items);
+    return s;
+  }
+};
+
+// One logical warp of `Lanes` lanes sorts each row. The loop over rows is the
+// same for every thread of a block (whole warps call the shuffles).
+template <int Lanes, int Items, int BlockThreads, typename Rows, typename Key, typename Value, typename Compare>
+__global__ __launch_bounds__(BlockThreads) void sort_rows_by_warps(Rows rows, const Key* keys_in, Key* keys_out,
+                                                                   const Value* values_in, Value* values_out,
+                                                                   Compare comp) {
+  static_assert(Lanes * Items <= 65536, "ranks are 16-bit");
+  constexpr int rows_per_block = BlockThreads / Lanes;
+  constexpr bool ranked = has_values<Value> || !equivalence_is_identity<Key, Compare>;
+  const std::int64_t count = rows.count();
+  for (std::int64_t first_row = std::int64_t(blockIdx.x) * rows_per_block; first_row < count;
+       first_row += std::int64_t(gridDim.x) * rows_per_block) {
+    const std::int64_t row = first_row + threadIdx.x / Lanes;
+    const row_slice s = rows.slice(row, count, threadIdx.x % Lanes, Items);
+
+    Key keys[Items];
+    Value values[Items];
+    load_consecutive<Items>(keys_in + s.row_begin + s.first, s.mine, keys);
+    if constexpr (has_values<Value>) load_consecutive<Items>(values_in + s.row_begin + s.first, s.mine, values);
+
+    if constexpr (ranked) {
+      ranked_key<Key> ranked_keys[Items];
+#pragma unroll
+      for (int i = 0; i < Items; ++i) ranked_keys[i] = {keys[i], static_cast<std::uint16_t>(s.first + i)};
+      if constexpr (has_values<Value>) {
+        warp_sort_pairs<Lanes>(ranked_keys, values, s.row_items, rank_tiebreak<Compare>{comp});
+      } else {
+        warp_sort<Lanes>(ranked_keys, s.row_items, rank_tiebreak<Compare>{comp});
+      }
+#pragma unroll
+      for (int i = 0; i < Items; ++i) keys[i] = ranked_keys[i].key;
+    } else {
+      warp_sort<Lanes>(keys, s.row_items, comp);
+    }
+
+    store_consecutive<Items>(keys_out + s.row_begin + s.first, s.mine, keys);
+    if constexpr (has_values<Value>) store_consecutive<Items>(values_out + s.row_begin + s.first, s.mine, values);
+  }
+}
+
+// One block sorts each row; its shared memory is block_sort's temp_storage.
+template <int Threads, int Items, typename Rows, typename Key, typename Value, typename Compare>
+__global__ __launch_bounds__(Threads) void sort_rows_by_blocks(Rows rows, const Key* keys_in, Key* keys_out,
+                                                               const Value* values_in, Value* values_out,
+                                                               Compare comp) {
+  using sorter = block_sort<Key, Threads, Items, std::conditional_t<has_values<Value>, Value, void>>;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  auto& storage = *reinterpret_cast<typename sorter::temp_storage*>(shared_bytes);
+  const std::int64_t count = rows.count();
+  for (std::int64_t row = blockIdx.x; row < count; row += gridDim.x) {
+    const row_slice s = rows.slice(row, count, threadIdx.x, Items);
+    Key keys[Items];
+    Value values[Items];
+    load_consecutive<Items>(keys_in + s.row_begin + s.first, s.mine, keys);
+    if constexpr (has_values<Value>) {
+      load_consecutive<Items>(values_in + s.row_begin + s.first, s.mine, values);
+      sorter(storage).sort_pairs(keys, values, s.row_items, comp);
+    } else {
+      sorter(storage).sort(keys, s.row_items, comp);
+    }
+    store_consecutive<Items>(keys_out + s.row_begin + s.first, s.mine, keys);
+    if constexpr (has_values<Value>) store_consecutive<Items>(values_out + s.row_begin + s.first, s.mine, values);
+    __syncthreads();  // the next row reuses the sort's shared memory
+  }
+}
+
+// Launch the row sorter of shape `Shape` (warp shapes first, then block
+// shapes) over `rows` with `grid` blocks.
+template <typename Policy, int Shape, typename Rows, typename Key, typename Value, typename Compare>
+cudaError_t launch_row_sorter(Rows rows, unsigned grid, const Key* keys_in, Key* keys_out, const Value* values_in,
+                              Value* values_out, Compare comp, cudaStream_t stream) {
+  if constexpr (Shape < Policy::warp_shape_count) {
+    constexpr auto shape = Policy::warp_shapes[Shape];
+    sort_rows_by_warps<shape.threads, shape.items, Policy::warp_block_threads>
+        <<<grid, Policy::warp_block_threads, 0, stream>>>(rows, keys_in, keys_out, values_in, values_out, comp);
+  } else {
+    constexpr auto shape = Policy::block_shapes[Shape - Policy::warp_shape_count];
+    using sorter = block_sort<Key, shape.threads, shape.items, std::conditional_t<has_values<Value>, Value, void>>;
+    constexpr std::size_t shared_bytes = sizeof(typename sorter::temp_storage);
+    auto* kernel = sort_rows_by_blocks<shape.threads, shape.items, Rows, Key, Value, Compare>;
+    TILESORT_RETURN_IF_ERROR(early_exit_allow_smem(kernel, shared_bytes));
+    kernel<<<grid, shape.threads, shared_bytes, stream>>>(rows, keys_in, keys_out, values_in, values_out, comp);
+  }
+  return cudaGetLastError();
+}
+
+template <typename Policy>
+constexpr int row_sorter_threads(int shape) {
+  return shape < Policy::warp_shape_count ? Policy::warp_block_threads
+                                          : Policy::block_shapes[shape - Policy::warp_shape_count].threads;
+}
+template <typename Policy>
+constexpr int rows_per_block(int shape) {
+  return shape < Policy::warp_shape_count ? Policy::warp_block_threads / Policy::warp_shapes[shape].threads : 1;
+}
+
+// Uniform rows: the first shape that holds a row sorts them all, one row per
+// logical warp or block, one launch.
+template <typename Policy, int Shape, typename Key, typename Value, typename Compare>
+cudaError_t launch_uniform_rows(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
+                                std::int64_t n, std::int64_t length, Compare comp, cudaStream_t stream) {
+  if constexpr (Shape < Policy::warp_shape_count + Policy::block_shape_count) {
+    constexpr int capacity = Shape < Policy::warp_shape_count
+                                 ? Policy::warp_shapes[Shape].threads * Policy::warp_shapes[Shape].items
+                                 : Policy::block_shapes[Shape - Policy::warp_shape_count].threads *
+                                       Policy::block_shapes[Shape - Policy::warp_shape_count].items;
+    if (length > capacity)
+      return launch_uniform_rows<Policy, Shape + 1>(keys_in, keys_out, values_in, values_out, n, length, comp, stream);
+    const uniform_rows rows{n, length};
+    const std::int64_t blocks = ceil_div(rows.count(), rows_per_block<Policy>(Shape));
+    if (blocks > 0x7fffffff) return cudaErrorInvalidValue;
+    return launch_row_sorter<Policy, Shape>(rows, static_cast<unsigned>(blocks), keys_in, keys_out, values_in,
+                                            values_out, comp, stream);
+  } else {
+    return cudaErrorNotSupported;  // unreachable: longer rows take the general path
+  }
+}
+
+}  // namespace detail
+}  // namespace tilesort
