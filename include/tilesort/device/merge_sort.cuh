@@ -369,13 +369,12 @@ __global__ void __launch_bounds__(Policy::merge_threads)
   const std::int64_t tile = blockIdx.x;
   const merge_tile_slices slices =
       merge_tile_range(tile, Policy::merge_tile_items, run, n, partitions[tile], partitions[tile + 1]);
-  if (slices.count() == Policy::merge_tile_items) {
-    merge_sort_merge_tile<true, Policy::merge_threads, Policy::merge_items>(storage, slices, keys_src, keys_dst,
-                                                                            values_src, values_dst, comp);
-  } else {
-    merge_sort_merge_tile<false, Policy::merge_threads, Policy::merge_items>(storage, slices, keys_src, keys_dst,
-                                                                             values_src, values_dst, comp);
-  }
+  // One code path for full and partial tiles: with a second, unchecked
+  // instantiation inlined beside this one, nvcc 13.0 produced wrong merges
+  // for full tiles on sm_90 (keys alone; found on the H100, not reproduced on
+  // the host, where the same steps are correct).
+  merge_sort_merge_tile<false, Policy::merge_threads, Policy::merge_items>(storage, slices, keys_src, keys_dst,
+                                                                           values_src, values_dst, comp);
 }
 
 // ------------------------------------------------------------------ host side
