@@ -569,13 +569,10 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
       const std::uint8_t destination = static_cast<std::uint8_t>(locations[job.entry] ^ 1u);
       const int count = static_cast<int>(out_end - out_begin);
       const int a_count = static_cast<int>(src.a_end - src.a_begin);
-      if (count == Policy::merge_tile_items) {
-        early_exit_merge_slices<true, Policy>(storage, buffers, a, a_count, b, count, buffers.keys(destination),
-                                              buffers.values(destination), out_begin, comp);
-      } else {
-        early_exit_merge_slices<false, Policy>(storage, buffers, a, a_count, b, count, buffers.keys(destination),
-                                               buffers.values(destination), out_begin, comp);
-      }
+      // Bounds-checked path only: an unchecked twin inlined beside it merged
+      // wrongly on sm_90 with nvcc 13.0 (see merge_sort_merge_kernel).
+      early_exit_merge_slices<false, Policy>(storage, buffers, a, a_count, b, count, buffers.keys(destination),
+                                             buffers.values(destination), out_begin, comp);
     }
   }
 }
