@@ -1,0 +1,272 @@
+// detail/bitonic_plan.cuh — the schedule of the bitonic sort as integer
+// arithmetic: which stages run in which global pass, which keys each block of
+// a pass gathers, and where each key sits in a thread's registers. Everything
+// is __host__ __device__; the kernels use exactly these functions and
+// tests/host/bitonic_plan.cu runs them (and the block engine) on the host.
+//
+// The network. Batcher's bitonic network on P = 2^K slots, K = ceil(log2 n),
+// in the "flip" form: merge m (m = 1..K) sorts each block of 2^m slots; its
+// first stage compares slot i with its mirror i ^ (2^m - 1), its later stages
+// compare i with i ^ 2^p for p = m-2 .. 0, and the lower slot always receives
+// the smaller key. Slots >= n are virtual +infinity. In this form they never
+// move, so every comparison whose upper slot is >= n is skipped: no sentinel,
+// no padding in memory, no work on the padding. "Stage (m, p)" is the stage of
+// merge m with stride bit p; p = m-1 is the flip.
+//
+// The passes (global-memory round trips) for n keys and tiles of 2^G keys:
+//   1. sort_tiles: each tile runs merges 1..min(K, G) on chip.
+//   2. for every merge m = G+1 .. K:
+//      - ceil((m-G)/H) merge_global passes run stages (m, m-1) .. (m, G), at
+//        most H = G - L of them per pass. A block gathers 2^G keys: runs of
+//        2^L consecutive keys (coalesced; L = 5, or 4 for 8-byte keys) at
+//        the 2^H distances those stages pair up. The first pass of a merge
+//        also pairs the two mirror-image halves the flip compares.
+//      - one merge_tiles pass runs stages (m, G-1) .. (m, 0), tile by tile.
+//   Launches: 1 for n <= 2^G, else 1 + sum_{m=G+1}^{K} (ceil((m-G)/H) + 1);
+//   bitonic_plan::pass_count() computes it. With G = 14, L = 5, H = 9 (u32
+//   keys): 2^16: 5, 2^20: 13, 2^24: 22, 2^28: 34. Blocks whose keys all lie at or
+//   past n are not launched, so n = 2^k + 1 costs one more merge, not a
+//   doubled array.
+//
+// Inside a block (see block/block_bitonic_sort.cuh) each thread holds 2^R
+// keys in registers: a "layout" puts local bits [window, window + R) of the
+// key index in the register number and the other bits in the thread number,
+// so that R consecutive stage bits run in registers between two trips through
+// shared memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "config.cuh"
+
+namespace tilesort::detail {
+
+// The default run of a merge_global pass: 2^5 consecutive keys, a warp's worth.
+inline constexpr int bitonic_run_log = 5;
+
+TILESORT_HD constexpr int ceil_log2(std::int64_t x) { return x <= 1 ? 0 : log2_floor(x - 1) + 1; }
+TILESORT_HD constexpr int min_int(int a, int b) { return a < b ? a : b; }
+TILESORT_HD constexpr int max_int(int a, int b) { return a > b ? a : b; }
+
+// ------------------------------------------------------------------ the network
+struct bitonic_stage {
+  int merge_log;  // m: the stage belongs to the merge of blocks of 2^m slots
+  int bit;        // p: stride 2^p; p == m - 1 is the flip
+  TILESORT_HD constexpr bool flip() const { return bit == merge_log - 1; }
+};
+
+// Stages of the network on 2^padded_log slots.
+TILESORT_HD constexpr int bitonic_stage_count(int padded_log) { return padded_log * (padded_log + 1) / 2; }
+
+// The index-th stage (0-based) of every bitonic network: (1,0), (2,1), (2,0), (3,2), ...
+TILESORT_HD constexpr bitonic_stage bitonic_network_stage(int index) {
+  int m = 1;
+  while (bitonic_stage_count(m) <= index) ++m;
+  return {m, m - 1 - (index - bitonic_stage_count(m - 1))};
+}
+
+// The slot that `slot` is compared with in stage s.
+TILESORT_HD constexpr std::int64_t bitonic_partner(std::int64_t slot, bitonic_stage s) {
+  return s.flip() ? slot ^ ((std::int64_t(1) << s.merge_log) - 1) : slot ^ (std::int64_t(1) << s.bit);
+}
+
+// ------------------------------------------------------------------ register layouts
+// Register k of thread t holds local key index
+//   base = (t's low `window` bits) | k << window | (t's other bits) << (window + R)
+// and, when `reflect` = m > 0 and bit m-1 of base is set, base ^ (2^(m-1) - 1):
+// the upper half of each 2^m block is stored mirrored. Then merge m's flip
+// pairs (i, i ^ (2^m - 1)) become register pairs k, k ^ 2^(m-1-window), and the
+// merge's later stages stay register pairs too, with the smaller key going to
+// the higher register in the mirrored half. `window` must contain bit m-1.
+// window == 0, reflect == 0 is the blocked layout (thread t holds keys
+// [t * 2^R, (t+1) * 2^R)).
+struct bitonic_layout {
+  int window;
+  int reflect;
+};
+
+TILESORT_HD constexpr int bitonic_thread_part(int thread, int window, int item_log) {
+  return (thread & ((1 << window) - 1)) | ((thread >> window) << (window + item_log));
+}
+// The thread part of a mirrored register's index (the bits below the window are
+// thread bits, and they are all below m-1).
+TILESORT_HD constexpr int bitonic_mirrored_thread_part(int thread_part, int window) {
+  return thread_part ^ ((1 << window) - 1);
+}
+TILESORT_HD constexpr bool bitonic_mirrored(bitonic_layout lay, int k) {
+  return lay.reflect != 0 && (((k << lay.window) >> (lay.reflect - 1)) & 1) != 0;
+}
+TILESORT_HD constexpr int bitonic_register_part(bitonic_layout lay, int k) {
+  const int part = k << lay.window;
+  return bitonic_mirrored(lay, k) ? part ^ (((1 << (lay.reflect - 1)) - 1) & ~((1 << lay.window) - 1)) : part;
+}
+// Local index of register k of thread t. The two parts have disjoint bits, so
+// the kernels add a per-thread part to a compile-time register part.
+TILESORT_HD constexpr int bitonic_layout_index(bitonic_layout lay, int item_log, int thread, int k) {
+  const int plain = bitonic_thread_part(thread, lay.window, item_log);
+  return (bitonic_mirrored(lay, k) ? bitonic_mirrored_thread_part(plain, lay.window) : plain) |
+         bitonic_register_part(lay, k);
+}
+
+// The window of the register round that runs stage bits [low, low + R) (or
+// fewer) of a tile of 2^tile_log keys. Windows at or above bit 5 leave the
+// lanes of a warp on 32 consecutive keys (coalesced global accesses,
+// conflict-free shared memory); low == 0 gives the blocked layout.
+TILESORT_HD constexpr int bitonic_window(int low, int tile_log, int item_log) { return min_int(low, tile_log - item_log); }
+
+// Shared-memory padding: one spare slot after every 2^row_log keys. With the
+// row at 128 bytes (32 slots for keys of 4 bytes or less) the blocked layout's
+// stride of 2^R keys lands successive lanes in successive banks; every other
+// layout has lanes on consecutive keys. The padding is additive over disjoint
+// index bits, so padded(thread part) + padded(register part) is exact.
+TILESORT_HD constexpr int bitonic_bank_row_log(std::size_t bytes) {
+  return bytes <= 4 ? 5 : bytes <= 8 ? 4 : bytes <= 16 ? 3 : 30;
+}
+TILESORT_HD constexpr int bitonic_padded(int index, int row_log) { return index + (index >> row_log); }
+TILESORT_HD constexpr int bitonic_padded_size(int items, int row_log) { return items + (items >> row_log); }
+
+// ------------------------------------------------------------------ passes
+enum class bitonic_pass_kind : int { sort_tiles, merge_global, merge_tiles };
+
+struct bitonic_pass {
+  bitonic_pass_kind kind;
+  int merge_log;  // m. sort_tiles: the last merge it runs, min(K, G)
+  int top_bit;    // the first stage's bit
+  int stages;     // stage bits top_bit, top_bit - 1, ... (sort_tiles: all stages of merges 1..merge_log)
+  bool flip;      // the first stage is merge m's flip
+};
+
+// Which keys block b of a pass holds: local index e in [0, 2^G) is global key
+//   base + (e's bits below run_log)
+//        + (e's bits [run_log, G-1)) << (shift - run_log)
+//        + (e's bit G-1 ? upper : 0).
+// The map is increasing in e, so the keys that exist (index < n) are exactly
+// e < valid. Tiles: base = b * 2^G, index = base + e.
+struct bitonic_block_map {
+  std::int64_t base;
+  std::int64_t upper;
+  int run_log;
+  int shift;
+  int tile_log;
+  int valid;
+
+  TILESORT_HD constexpr std::int64_t offset(int e) const {
+    const int half = 1 << (tile_log - 1);
+    return (e & ((1 << run_log) - 1)) + (std::int64_t((e & (half - 1)) >> run_log) << shift) + ((e & half) ? upper : 0);
+  }
+  TILESORT_HD constexpr std::int64_t index(int e) const { return base + offset(e); }
+};
+
+// Count of (a, l), a < 2^a_bits, l < 2^run_log, with (a << shift) + l < limit (shift >= run_log).
+TILESORT_HD constexpr std::int64_t bitonic_count_below(std::int64_t limit, int run_log, int shift, int a_bits) {
+  if (limit <= 0) return 0;
+  const std::int64_t a_full = limit >> shift;
+  if (a_full >= (std::int64_t(1) << a_bits)) return std::int64_t(1) << (a_bits + run_log);
+  const std::int64_t rest = limit - (a_full << shift);
+  const std::int64_t run = std::int64_t(1) << run_log;
+  return (a_full << run_log) + (rest < run ? rest : run);
+}
+// Count of (h, f), h >= 0, f < 2^f_bits, with (h << shift) + f < limit (shift >= f_bits).
+TILESORT_HD constexpr std::int64_t bitonic_count_blocks(std::int64_t limit, int f_bits, int shift) {
+  if (limit <= 0) return 0;
+  const std::int64_t rest = limit & ((std::int64_t(1) << shift) - 1);
+  const std::int64_t f_count = std::int64_t(1) << f_bits;
+  return ((limit >> shift) << f_bits) + (rest < f_count ? rest : f_count);
+}
+
+struct bitonic_plan {
+  std::int64_t n;
+  int tile_log;    // G: a block holds 2^G keys
+  int run_log;     // L: merge_global passes read runs of 2^L consecutive keys
+  int padded_log;  // K = ceil(log2 n)
+
+  TILESORT_HD static constexpr bitonic_plan make(std::int64_t n, int tile_log, int run_log = bitonic_run_log) {
+    return {n, tile_log, run_log, ceil_log2(n)};
+  }
+
+  // H: stages one merge_global pass can run (its keys span H index bits above the run).
+  TILESORT_HD constexpr int global_span() const { return tile_log - run_log; }
+  TILESORT_HD constexpr std::int64_t tile_items() const { return std::int64_t(1) << tile_log; }
+  TILESORT_HD constexpr std::int64_t tiles() const { return ceil_div(n, tile_items()); }
+
+  // merge_global passes of merge m.
+  TILESORT_HD constexpr int global_passes(int m) const {
+    return m <= tile_log ? 0 : (m - tile_log + global_span() - 1) / global_span();
+  }
+
+  // Kernel launches (global passes) for n keys; 0 for n <= 1 (a copy at most).
+  TILESORT_HD constexpr int pass_count() const {
+    if (n <= 1) return 0;
+    int count = 1;
+    for (int m = tile_log + 1; m <= padded_log; ++m) count += global_passes(m) + 1;
+    return count;
+  }
+
+  // The index-th pass, 0 <= index < pass_count().
+  TILESORT_HD constexpr bitonic_pass pass(int index) const {
+    const int first = min_int(padded_log, tile_log);
+    if (index == 0) return {bitonic_pass_kind::sort_tiles, first, first - 1, bitonic_stage_count(first), true};
+    int i = 1;
+    for (int m = tile_log + 1; m <= padded_log; ++m) {
+      const int global = global_passes(m);
+      if (index < i + global) {
+        const int j = index - i;
+        const int top = m - 1 - j * global_span();
+        return {bitonic_pass_kind::merge_global, m, top, min_int(global_span(), top - tile_log + 1), j == 0};
+      }
+      i += global;
+      if (index == i) return {bitonic_pass_kind::merge_tiles, m, tile_log - 1, tile_log, false};
+      ++i;
+    }
+    return {bitonic_pass_kind::sort_tiles, 0, 0, 0, false};  // out of range
+  }
+
+  // Blocks to launch for a pass: exactly those holding at least one key < n.
+  TILESORT_HD constexpr std::int64_t blocks(const bitonic_pass& pass) const {
+    if (pass.kind != bitonic_pass_kind::merge_global) return tiles();
+    // Block bases are multiples of 2^L, increasing with the block number.
+    const std::int64_t runs = ceil_div(n, std::int64_t(1) << run_log);
+    if (pass.flip) return bitonic_count_blocks(runs, pass.merge_log - tile_log, pass.merge_log - run_log);
+    const int shift = pass.top_bit - global_span() + 1;
+    return bitonic_count_blocks(runs, shift - run_log, pass.top_bit + 1 - run_log);
+  }
+
+  // The keys block `block` of `pass` holds.
+  TILESORT_HD constexpr bitonic_block_map block_map(const bitonic_pass& pass, std::int64_t block) const {
+    const int half = 1 << (tile_log - 1);
+    if (pass.kind != bitonic_pass_kind::merge_global) {
+      const std::int64_t base = block << tile_log;
+      const std::int64_t left = n - base;
+      return {base, half, tile_log - 1, tile_log - 1, tile_log, int(left < tile_items() ? left : tile_items())};
+    }
+    const int span = global_span();
+    if (pass.flip) {
+      // Lower half: block of 2^m slots `high`, fixed bits f at [L, m-G+L); the
+      // H-1 bits [m-H, m-1) and the run vary. Upper half: their mirrors, which
+      // are the same pattern with f complemented, in the block's upper half.
+      const int m = pass.merge_log;
+      const int f_bits = m - tile_log;
+      const int shift = m - span;
+      const std::int64_t f = block & ((std::int64_t(1) << f_bits) - 1);
+      const std::int64_t high = block >> f_bits;
+      const std::int64_t base = (high << m) + (f << run_log);
+      const std::int64_t upper =
+          (std::int64_t(1) << (m - 1)) + (((std::int64_t(1) << f_bits) - 1 - 2 * f) << run_log);
+      std::int64_t valid = bitonic_count_below(n - base, run_log, shift, span - 1);
+      if (valid == half) valid += bitonic_count_below(n - base - upper, run_log, shift, span - 1);
+      return {base, upper, run_log, shift, tile_log, int(valid)};
+    }
+    // Stage bits top-H+1 .. top vary (H bits, the top one as the "upper half"),
+    // and the run; the bits between the run and them, and above top, are fixed.
+    const int shift = pass.top_bit - span + 1;
+    const int f_bits = shift - run_log;
+    const std::int64_t f = block & ((std::int64_t(1) << f_bits) - 1);
+    const std::int64_t high = block >> f_bits;
+    const std::int64_t base = (high << (pass.top_bit + 1)) + (f << run_log);
+    const std::int64_t valid = bitonic_count_below(n - base, run_log, shift, span);
+    return {base, std::int64_t(1) << pass.top_bit, run_log, shift, tile_log, int(valid)};
+  }
+};
+
+}  // namespace tilesort::detail
