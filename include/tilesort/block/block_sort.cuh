@@ -36,7 +36,7 @@
 
 #include <climits>
 #include <cstddef>
-#include <limits>
+#include <cuda/std/limits>
 #include <type_traits>
 
 #include "../comparators.cuh"
@@ -424,7 +424,7 @@ class block_sort {
     constexpr bool keys_only = std::is_same_v<Values, detail::no_value>;
     if constexpr (detail::equivalence_is_identity<Key, Compare>) {
       const Key largest =
-          std::is_same_v<Compare, greater> ? std::numeric_limits<Key>::lowest() : std::numeric_limits<Key>::max();
+          std::is_same_v<Compare, greater> ? cuda::std::numeric_limits<Key>::lowest() : cuda::std::numeric_limits<Key>::max();
       const int first = detail::linear_thread_index() * ItemsPerThread;
       Key original[ItemsPerThread];
 #pragma unroll
