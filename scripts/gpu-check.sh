@@ -20,7 +20,7 @@ note() { summary+=("$*"); echo "## $*"; }
 # The device tool stops a command at 600 s: phases share a deadline and the
 # benchmark keeps a reserve, so the summary always prints.
 deadline=${GPU_CHECK_DEADLINE:-560}
-bench_reserve=${GPU_CHECK_BENCH_RESERVE:-150}
+bench_reserve=${GPU_CHECK_BENCH_RESERVE:-70}
 left() { echo $((deadline - SECONDS)); }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
@@ -60,23 +60,33 @@ note "tests: $total_pass passed, $total_fail failed, $total_skip skipped ($((SEC
 
 if [ "${GPU_CHECK_SANITIZE:-1}" = 1 ]; then
   start=$SECONDS
-  for tool in memcheck racecheck synccheck; do
-    for t in build-gpu/tests/gpu_*; do
-      selected "$t" || continue
-      log="$OUT/sanitizer.log"
-      echo "=== $tool $(basename "$t")" >>"$log"
-      budget=$(($(left) - bench_reserve))
-      [ $budget -gt 90 ] && budget=90
-      if [ $budget -lt 10 ]; then note "sanitizer $tool $(basename "$t"): skipped (out of time)"; continue; fi
-      TILESORT_TEST_SMALL=1 timeout $budget compute-sanitizer --tool "$tool" --error-exitcode 9 \
-        "$t" --gtest_brief=1 >>"$log" 2>&1
-      rc=$?
-      [ $rc -eq 0 ] && res=clean || res="rc=$rc"
-      [ $rc -eq 124 ] && res="timeout"
-      note "sanitizer $tool $(basename "$t"): $res"
+  # Every (tool, binary) pair at once: the small runs leave the GPU mostly
+  # idle, so running them side by side fits all three tools in the deadline.
+  budget=$(($(left) - bench_reserve))
+  if [ $budget -lt 20 ]; then
+    note "sanitizer: skipped (out of time: ${budget} s left before the benchmark)"
+  else
+    mkdir -p "$OUT/sanitizer"
+    jobs=()
+    for tool in memcheck racecheck synccheck; do
+      for t in build-gpu/tests/gpu_*; do
+        selected "$t" || continue
+        log="$OUT/sanitizer/$tool-$(basename "$t").log"
+        (TILESORT_TEST_SMALL=1 timeout $budget compute-sanitizer --tool "$tool" --error-exitcode 9 \
+           "$t" --gtest_brief=1 >"$log" 2>&1; echo $? >"$log.rc") &
+        jobs+=("$tool $(basename "$t") $log")
+      done
     done
-  done
-  note "sanitizer: done ($((SECONDS - start)) s)"
+    wait
+    for job in "${jobs[@]}"; do
+      set -- $job
+      rc=$(cat "$3.rc"); rm -f "$3.rc"
+      case $rc in 0) res=clean ;; 124) res=timeout ;; 9) res="ERRORS: $(grep -m1 -E "ERROR SUMMARY|hazard" "$3")" ;; *) res="rc=$rc" ;; esac
+      note "sanitizer $1 $2: $res"
+    done
+    (cd "$OUT/sanitizer" && tar czf ../sanitizer-logs.tgz . && cd .. && rm -rf sanitizer)
+    note "sanitizer: done ($((SECONDS - start)) s)"
+  fi
 fi
 
 if [ "${GPU_CHECK_BENCH:-1}" = 1 ] && [ -x build-gpu/bench/tilesort-bench ]; then

@@ -9,4 +9,8 @@ build=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
 cmake --build "$build" -j "$jobs"
+# Every public header on its own (only when the tests are configured).
+if cmake --build "$build" --target help | grep tilesort_header_check >/dev/null; then
+  cmake --build "$build" -j "$jobs" --target tilesort_header_check
+fi
 ctest --test-dir "$build" --output-on-failure -j "$jobs"
