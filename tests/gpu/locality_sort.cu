@@ -22,46 +22,6 @@ namespace {
 using namespace tilesort_test;
 using u32 = std::uint32_t;
 
-template <typename T>
-class guarded_buffer {
- public:
-  static constexpr std::size_t guard = 64;
-  explicit guarded_buffer(std::size_t n) : n_(n), storage_(n + 2 * guard) { storage_.poison(); }
-  T* data() const { return storage_.data() + guard; }
-  void upload(const std::vector<T>& host) {
-    if (!host.empty()) CUDA_EXPECT(cudaMemcpy(data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  std::vector<T> download() const {
-    std::vector<T> host(n_);
-    if (n_ > 0) CUDA_EXPECT(cudaMemcpy(host.data(), data(), n_ * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-  }
-  bool guards_intact() const {
-    std::vector<unsigned char> head(guard * sizeof(T)), tail(guard * sizeof(T));
-    CUDA_EXPECT(cudaMemcpy(head.data(), storage_.data(), head.size(), cudaMemcpyDeviceToHost));
-    CUDA_EXPECT(cudaMemcpy(tail.data(), data() + n_, tail.size(), cudaMemcpyDeviceToHost));
-    for (std::size_t i = 0; i < head.size(); ++i)
-      if (head[i] != 0xA5 || tail[i] != 0xA5) return false;
-    return true;
-  }
-  bool untouched() const {
-    std::vector<unsigned char> bytes(n_ * sizeof(T));
-    if (n_ > 0) CUDA_EXPECT(cudaMemcpy(bytes.data(), data(), bytes.size(), cudaMemcpyDeviceToHost));
-    for (unsigned char b : bytes)
-      if (b != 0xA5) return false;
-    return true;
-  }
-
- private:
-  std::size_t n_;
-  device_buffer<T> storage_;
-};
-
-template <typename T>
-bool bitwise_equal(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
-
 std::uint64_t mix(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;

@@ -30,48 +30,6 @@ template <typename Key, typename Value = void>
 using policy_for = tilesort::detail::merge_sort_policy_for<
     Key, std::conditional_t<std::is_void_v<Value>, tilesort::detail::no_value, Value>>;
 
-// A device allocation with `guard` poisoned elements before and after [0, n).
-template <typename T>
-class guarded_buffer {
- public:
-  static constexpr std::size_t guard = 40;
-  explicit guarded_buffer(std::size_t n) : n_(n), storage_(n + 2 * guard) { storage_.poison(); }
-  T* data() const { return storage_.data() + guard; }
-  void upload(const std::vector<T>& host) {
-    if (!host.empty()) CUDA_EXPECT(cudaMemcpy(data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  std::vector<T> download() const {
-    std::vector<T> host(n_);
-    if (n_ > 0) CUDA_EXPECT(cudaMemcpy(host.data(), data(), n_ * sizeof(T), cudaMemcpyDeviceToHost));
-    return host;
-  }
-  bool guards_intact() const {
-    std::vector<unsigned char> head(guard * sizeof(T)), tail(guard * sizeof(T));
-    CUDA_EXPECT(cudaMemcpy(head.data(), storage_.data(), head.size(), cudaMemcpyDeviceToHost));
-    CUDA_EXPECT(cudaMemcpy(tail.data(), data() + n_, tail.size(), cudaMemcpyDeviceToHost));
-    for (std::size_t i = 0; i < head.size(); ++i)
-      if (head[i] != 0xA5 || tail[i] != 0xA5) return false;
-    return true;
-  }
-  // Still the poison pattern everywhere in [0, n): nothing was written.
-  bool untouched() const {
-    std::vector<unsigned char> bytes(n_ * sizeof(T));
-    if (n_ > 0) CUDA_EXPECT(cudaMemcpy(bytes.data(), data(), bytes.size(), cudaMemcpyDeviceToHost));
-    for (unsigned char b : bytes)
-      if (b != 0xA5) return false;
-    return true;
-  }
-
- private:
-  std::size_t n_;
-  device_buffer<T> storage_;
-};
-
-template <typename T>
-bool bitwise_equal(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
-
 struct run_options {
   bool in_place = false;
   bool convenience = false;  // the overload that allocates its own temp storage
