@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Packs the test binaries of a local sm_90 build for scripts/gpu-check.sh, so
+# the GPU machine spends its time running them rather than compiling them:
+#   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
+#   ninja -C build-gpu && scripts/pack-prebuilt.sh
+#   device run: carry ["third_party/prebuilt"],
+#     command "GPU_CHECK_PREBUILT=third_party/prebuilt/tests.tar.xz bash scripts/gpu-check.sh"
+# The archive must stay under the device tool's 64 MiB carry limit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p third_party/prebuilt
+tar -cf - build-gpu/tests/gpu_* build-gpu/tests/host_* | xz -9 -T0 >third_party/prebuilt/tests.tar.xz
+ls -la third_party/prebuilt/tests.tar.xz
