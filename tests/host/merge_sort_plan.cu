@@ -21,7 +21,8 @@ namespace {
 using namespace tilesort::detail;
 using tilesort_test::fresh_seed;
 
-// ------------------------------------------------------------------ plan arithmetic
+// ------------------------------------------------------------------ plan
+// arithmetic
 TEST(MergeSortPlan, TilesAndPasses) {
   struct expected {
     std::int64_t n;
@@ -46,13 +47,14 @@ TEST(MergeSortPlan, TilesAndPasses) {
       {(std::int64_t(1) << 31) + 1000, 262145, 19},
       {std::int64_t(1) << 40, std::int64_t(1) << 27, 27},
   };
-  for (const auto& c : cases) {
+  for (const auto &c : cases) {
     SCOPED_TRACE("n=" + std::to_string(c.n));
     const merge_sort_plan plan = make_merge_sort_plan(c.n, tile, 4096);
     EXPECT_EQ(c.tiles, plan.tiles);
     EXPECT_EQ(c.passes, plan.merge_passes);
     EXPECT_EQ(c.n == 0 ? 0 : 1 + c.passes, merge_sort_passes(c.n, tile));
-    // After the last pass one run covers everything; one pass earlier it did not.
+    // After the last pass one run covers everything; one pass earlier it did
+    // not.
     if (c.n > 0) EXPECT_GE(std::int64_t(tile) << plan.merge_passes, c.n);
     if (plan.merge_passes > 0) EXPECT_LT(std::int64_t(tile) << (plan.merge_passes - 1), c.n);
     EXPECT_EQ(plan.merge_passes > 0 ? ceil_div(c.n, 4096) : 0, plan.merge_tiles);
@@ -78,9 +80,11 @@ TEST(MergeSortPlan, LastStepWritesOutputAndStepsAlternate) {
   }
 }
 
-// ------------------------------------------------------------------ groups, partitions, ranges
+// ------------------------------------------------------------------ groups,
+// partitions, ranges
 TEST(MergeSortPlan, GroupsAndPartitionQueries) {
-  const std::int64_t run = 8, n = 37;  // groups [0,16) [16,32) [32,37): the last has A = [32,37), B empty
+  const std::int64_t run = 8, n = 37;  // groups [0,16) [16,32) [32,37): the last
+                                       // has A = [32,37), B empty
   auto g = merge_sort_group_of(0, run, n);
   EXPECT_EQ(0, g.begin);
   EXPECT_EQ(8, g.a_end);
@@ -129,7 +133,8 @@ TEST(MergeSortPlan, RangesPast2To31) {
     const merge_sort_plan plan = make_merge_sort_plan(n, tile, merge_tile);
     for (int pass = 0; pass < plan.merge_passes; ++pass) {
       const std::int64_t run = plan.run_length(pass);
-      // Tiles at the start, around 2^31 (and 2^32) outputs, around group ends, and at the end.
+      // Tiles at the start, around 2^31 (and 2^32) outputs, around group ends,
+      // and at the end.
       std::set<std::int64_t> tiles = {0, 1, plan.merge_tiles - 2, plan.merge_tiles - 1};
       for (std::int64_t edge : {std::int64_t(1) << 31, std::int64_t(1) << 32, 2 * run, 4 * run, n - run, n / 2}) {
         for (std::int64_t d = -2; d <= 1; ++d) {
@@ -139,7 +144,8 @@ TEST(MergeSortPlan, RangesPast2To31) {
       }
       auto partition = [&](std::int64_t boundary_tile) {
         const auto q = merge_sort_partition_query(std::min(boundary_tile * merge_tile, n), run, n);
-        // The virtual arrays are indexed relative to the group, as the kernel's are.
+        // The virtual arrays are indexed relative to the group, as the kernel's
+        // are.
         const std::int64_t split =
             merge_path<std::int64_t>(even_keys{}, q.a_len, odd_keys{}, q.b_len, q.diagonal, tilesort::less{});
         EXPECT_EQ(expected_split(q.a_len, q.b_len, q.diagonal), split) << "boundary tile " << boundary_tile;
@@ -164,24 +170,26 @@ TEST(MergeSortPlan, RangesPast2To31) {
   }
 }
 
-// ------------------------------------------------------------------ the whole algorithm on the host
+// ------------------------------------------------------------------ the whole
+// algorithm on the host
 struct item {
   int key;
-  int origin;  // index in the input: stability is exact equality with std::stable_sort
+  int origin;  // index in the input: stability is exact equality with
+               // std::stable_sort
 };
 
 // Mirrors device/merge_sort.cuh step by step; returns the buffer the last step
 // wrote, which must be `out`.
-std::vector<item>* simulate(const std::vector<item>& in, std::vector<item>& out, std::vector<item>& temp, bool in_place,
+std::vector<item> *simulate(const std::vector<item> &in, std::vector<item> &out, std::vector<item> &temp, bool in_place,
                             int tile, int merge_tile) {
   const std::int64_t n = static_cast<std::int64_t>(in.size());
   const merge_sort_plan plan = make_merge_sort_plan(n, tile, merge_tile);
   auto buffer_of = [&](int step) { return plan.writes_output(step) ? &out : &temp; };
-  auto by_key = [](const item& a, const item& b) { return a.key < b.key; };
+  auto by_key = [](const item &a, const item &b) { return a.key < b.key; };
   if (in_place) out = in;
-  const std::vector<item>& source = in_place ? out : in;
+  const std::vector<item> &source = in_place ? out : in;
   // Step 0: each tile stably sorted from the input into the first buffer.
-  std::vector<item>* dst = buffer_of(0);
+  std::vector<item> *dst = buffer_of(0);
   for (std::int64_t t = 0; t < plan.tiles; ++t) {
     const std::int64_t b = t * tile, e = std::min(b + tile, n);
     std::vector<item> chunk(source.begin() + b, source.begin() + e);
@@ -189,8 +197,8 @@ std::vector<item>* simulate(const std::vector<item>& in, std::vector<item>& out,
     std::copy(chunk.begin(), chunk.end(), dst->begin() + b);
   }
   for (int pass = 0; pass < plan.merge_passes; ++pass) {
-    const std::vector<item>& src = *buffer_of(pass);
-    std::vector<item>& to = *buffer_of(pass + 1);
+    const std::vector<item> &src = *buffer_of(pass);
+    std::vector<item> &to = *buffer_of(pass + 1);
     EXPECT_NE(&src, &to);
     const std::int64_t run = plan.run_length(pass);
     std::vector<std::int64_t> partitions(plan.partition_count());
@@ -205,23 +213,24 @@ std::vector<item>* simulate(const std::vector<item>& in, std::vector<item>& out,
       covered = r.out_end;
       EXPECT_EQ(r.count(), r.a_count() + r.b_count());
       std::merge(src.begin() + r.a_begin, src.begin() + r.a_end, src.begin() + r.b_begin, src.begin() + r.b_end,
-                 to.begin() + r.out_begin, by_key);  // std::merge is stable: ties from the first range
+                 to.begin() + r.out_begin,
+                 by_key);  // std::merge is stable: ties from the first range
     }
     EXPECT_EQ(n, covered);
   }
   return buffer_of(plan.merge_passes);
 }
 
-void check_simulation(std::int64_t n, int tile, int merge_tile, int distinct, std::mt19937_64& rng) {
+void check_simulation(std::int64_t n, int tile, int merge_tile, int distinct, std::mt19937_64 &rng) {
   SCOPED_TRACE("n=" + std::to_string(n) + " tile=" + std::to_string(tile) +
                " merge_tile=" + std::to_string(merge_tile) + " distinct=" + std::to_string(distinct));
   std::vector<item> in(n);
   for (std::int64_t i = 0; i < n; ++i) in[i] = {static_cast<int>(rng() % distinct), static_cast<int>(i)};
   std::vector<item> ref = in;
-  std::stable_sort(ref.begin(), ref.end(), [](const item& a, const item& b) { return a.key < b.key; });
+  std::stable_sort(ref.begin(), ref.end(), [](const item &a, const item &b) { return a.key < b.key; });
   for (const bool in_place : {false, true}) {
     std::vector<item> out(n, item{-7, -7}), temp(n, item{-9, -9});
-    const std::vector<item>* last = simulate(in, out, temp, in_place, tile, merge_tile);
+    const std::vector<item> *last = simulate(in, out, temp, in_place, tile, merge_tile);
     ASSERT_EQ(&out, last) << "the last step did not write keys_out";
     for (std::int64_t i = 0; i < n; ++i) {
       ASSERT_EQ(ref[i].key, out[i].key) << "index " << i << (in_place ? " (in place)" : "");
@@ -234,9 +243,10 @@ TEST(MergeSortPlan, HostSimulationMatchesStableSort) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  // (blocksort tile, merge tile) shapes with merge_tile | 2·tile, small enough for many passes.
+  // (blocksort tile, merge tile) shapes with merge_tile | 2·tile, small enough
+  // for many passes.
   const std::pair<int, int> shapes[] = {{8, 4}, {8, 8}, {8, 16}, {16, 4}, {4, 8}, {12, 8}, {6, 4}, {32, 64}};
-  for (const auto& [tile, merge_tile] : shapes) {
+  for (const auto &[tile, merge_tile] : shapes) {
     ASSERT_EQ(0, (2 * tile) % merge_tile);
     for (std::int64_t n = 0; n <= 8 * tile + 3; ++n) check_simulation(n, tile, merge_tile, 3, rng);
     for (int trial = 0; trial < 20; ++trial) {
@@ -253,20 +263,23 @@ TEST(MergeSortPlan, HostSimulationPolicyShapes) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  // The device policy's shapes (T = 8192 / M = 4096, and the halved ones for bigger items).
-  for (const auto& [tile, merge_tile] : {std::pair<int, int>{8192, 4096}, {4096, 2048}, {2048, 1024}}) {
+  // The device policy's shapes (T = 8192 / M = 4096, and the halved ones for
+  // bigger items).
+  for (const auto &[tile, merge_tile] : {std::pair<int, int>{8192, 4096}, {4096, 2048}, {2048, 1024}}) {
     for (std::int64_t n : {std::int64_t(tile) - 1, std::int64_t(tile), std::int64_t(tile) + 1,
                            std::int64_t(merge_tile) * 3 + 17, std::int64_t(tile) * 5 + 3, std::int64_t(100003)})
       check_simulation(n, tile, merge_tile, 50, rng);
   }
 }
 
-// ------------------------------------------------------------------ the kernels' steps, thread by thread
-// A small stand-in policy (the device code only reads these members).
-template <int BlockThreads, int BlockItems, int MergeThreads, int MergeItems>
+// ------------------------------------------------------------------ the
+// kernels' steps, thread by thread A small stand-in policy (the device code
+// only reads these members).
+template <int BlockThreads, int BlockItems, int MergeThreads, int MergeItems, int ClusterBlocks = 1>
 struct test_policy {
   static constexpr int block_threads = BlockThreads;
   static constexpr int block_items = BlockItems;
+  static constexpr int cluster_blocks = ClusterBlocks;
   static constexpr int merge_threads = MergeThreads;
   static constexpr int merge_items = MergeItems;
   static constexpr int tile_items = BlockThreads * BlockItems;
@@ -279,7 +292,7 @@ struct tagged {
   int tag;  // original index for keys-only runs: stability visible in the keys
 };
 struct tagged_less {
-  TILESORT_HD bool operator()(const tagged& a, const tagged& b) const { return a.key < b.key; }
+  TILESORT_HD bool operator()(const tagged &a, const tagged &b) const { return a.key < b.key; }
 };
 
 constexpr int poison_key = -123456789;
@@ -287,7 +300,7 @@ constexpr int poison_key = -123456789;
 // merge_sort_blocksort_tile, thread by thread: warp transposes in, a stable
 // sort of the blocked registers (block_sort's contract), warp transposes out.
 template <typename Policy, typename Key, typename Value, typename Compare>
-void emulate_blocksort_tile(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, int valid,
+void emulate_blocksort_tile(const Key *keys_in, Key *keys_out, const Value *values_in, Value *values_out, int valid,
                             Compare comp) {
   constexpr int threads = Policy::block_threads, items = Policy::block_items, warps = threads / 32;
   constexpr bool pairs = merge_sort_has_values<Value>;
@@ -314,7 +327,7 @@ void emulate_blocksort_tile(const Key* keys_in, Key* keys_out, const Value* valu
       }
     }
     for (int lane = 0; lane < 32; ++lane) {
-      registers& r = regs[warp * 32 + lane];
+      registers &r = regs[warp * 32 + lane];
       if (full) {
         transpose::template read_blocked<true>(key_region.data(), warp_valid, lane, r.keys, keys_in);
         if constexpr (pairs)
@@ -332,7 +345,7 @@ void emulate_blocksort_tile(const Key* keys_in, Key* keys_out, const Value* valu
   // valid keys, stably sorted.
   std::vector<std::pair<Key, Value>> tile;
   for (int p = 0; p < valid; ++p) tile.push_back({regs[p / items].keys[p % items], regs[p / items].values[p % items]});
-  std::stable_sort(tile.begin(), tile.end(), [&](const auto& a, const auto& b) { return comp(a.first, b.first); });
+  std::stable_sort(tile.begin(), tile.end(), [&](const auto &a, const auto &b) { return comp(a.first, b.first); });
   for (int p = 0; p < valid; ++p) {
     regs[p / items].keys[p % items] = tile[p].first;
     regs[p / items].values[p % items] = tile[p].second;
@@ -359,16 +372,18 @@ void emulate_blocksort_tile(const Key* keys_in, Key* keys_out, const Value* valu
   }
 }
 
-// merge_sort_merge_tile, thread by thread, barrier by barrier.
-template <typename Policy, bool Full, typename Key, typename Value, typename Compare>
-void emulate_merge_tile(const merge_tile_slices& slices, const Key* keys_src, Key* keys_dst, const Value* values_src,
-                        Value* values_dst, Compare comp) {
-  constexpr int threads = Policy::merge_threads, items = Policy::merge_items;
+// merge_sort_merge_tile, thread by thread, barrier by barrier (sources and
+// destinations: global pointers, or the cluster rounds' tile iterators).
+template <int threads, int items, bool Full, typename Key, typename Value, typename KeySrc, typename KeyDst,
+          typename ValueSrc, typename ValueDst, typename Compare>
+void emulate_merge_tile(const merge_tile_slices &slices, KeySrc keys_src, KeyDst keys_dst, ValueSrc values_src,
+                        ValueDst values_dst, Compare comp) {
   constexpr bool pairs = merge_sort_has_values<Value>;
   using steps = merge_sort_merge_steps<threads, items>;
-  // Shared memory, poisoned: a read of a slot no step wrote shows in the result.
-  std::vector<Key> keys(transpose_slots<Key>(Policy::merge_tile_items), Key{poison_key, poison_key});
-  std::vector<int> sources(transpose_slots<int>(Policy::merge_tile_items), poison_key);
+  // Shared memory, poisoned: a read of a slot no step wrote shows in the
+  // result.
+  std::vector<Key> keys(transpose_slots<Key>(threads * items), Key{poison_key, poison_key});
+  std::vector<int> sources(transpose_slots<int>(threads * items), poison_key);
   for (int t = 0; t < threads; ++t) steps::template load<Full>(keys.data(), slices, keys_src, t);
   struct registers {
     Key out[items];
@@ -382,24 +397,85 @@ void emulate_merge_tile(const merge_tile_slices& slices, const Key* keys_src, Ke
     steps::template store<Full, pairs>(keys.data(), sources.data(), slices, t, keys_dst, values_src, values_dst);
 }
 
+// merge_sort_cluster_sort_kernel on the host: every cluster, block by block
+// and round by round, through the same iterators, partitions and steps. Tile
+// buffers start poisoned, so a read past a block's valid items shows.
+template <typename Policy, typename Key, typename Value, typename Compare>
+void emulate_cluster_sort(const Key *keys_in, Key *keys_out, const Value *values_in, Value *values_out, std::int64_t n,
+                          Compare comp) {
+  constexpr int C = Policy::cluster_blocks, T = Policy::tile_items;
+  constexpr bool pairs = merge_sort_has_values<Value>;
+  for (std::int64_t cluster_begin = 0; cluster_begin < n; cluster_begin += std::int64_t(C) * T) {
+    const std::int64_t cluster_n = std::min<std::int64_t>(n - cluster_begin, std::int64_t(C) * T);
+    std::vector<std::vector<Key>> key_buffers(2 * C,
+                                              std::vector<Key>(transpose_slots<Key>(T), Key{poison_key, poison_key}));
+    std::vector<std::vector<Value>> value_buffers(2 * C, std::vector<Value>(transpose_slots<Value>(T)));
+    std::vector<Key *> key_tiles(2 * C);  // generation g, block r: [g * C + r]
+    std::vector<Value *> value_tiles(2 * C);
+    for (int i = 0; i < 2 * C; ++i) {
+      key_tiles[i] = key_buffers[i].data();
+      value_tiles[i] = value_buffers[i].data();
+    }
+    for (int rank = 0; rank < C; ++rank) {
+      const std::int64_t begin = cluster_begin + std::int64_t(rank) * T;
+      const int valid = static_cast<int>(std::max<std::int64_t>(0, std::min<std::int64_t>(n - begin, T)));
+      if (valid == 0) continue;
+      std::vector<Key> sorted(valid);
+      std::vector<Value> sorted_values(valid);
+      emulate_blocksort_tile<Policy>(keys_in + begin, sorted.data(), pairs ? values_in + begin : values_in,
+                                     sorted_values.data(), valid, comp);
+      for (int i = 0; i < valid; ++i) {
+        key_tiles[rank][transpose_slot<Key>(i)] = sorted[i];
+        if constexpr (pairs) value_tiles[rank][transpose_slot<Value>(i)] = sorted_values[i];
+      }
+    }
+    for (int round = 0; round < cluster_rounds(C); ++round) {
+      const cluster_round r = cluster_round::of(round, C, T);
+      const int from = round & 1;
+      const cluster_tile_iter<Key, T> src_keys{key_tiles.data() + from * C, 0};
+      const cluster_tile_iter<Value, T> src_values{value_tiles.data() + from * C, 0};
+      for (int rank = 0; rank < C && std::int64_t(rank) * T < cluster_n; ++rank) {
+        const std::int64_t p0 = merge_sort_partition(src_keys, cluster_n, r.run, T, rank, comp);
+        const std::int64_t p1 = merge_sort_partition(src_keys, cluster_n, r.run, T, rank + 1, comp);
+        const merge_tile_slices slices = merge_tile_range(rank, T, r.run, cluster_n, p0, p1);
+        constexpr int threads = Policy::block_threads, items = Policy::block_items;
+        if (r.last) {
+          emulate_merge_tile<threads, items, false, Key, Value>(slices, src_keys, keys_out + cluster_begin, src_values,
+                                                                pairs ? values_out + cluster_begin : values_out, comp);
+        } else {
+          const int to = (from ^ 1) * C + rank;
+          emulate_merge_tile<threads, items, false, Key, Value>(
+              slices, src_keys, own_tile_iter<Key>{key_tiles[to], std::int64_t(rank) * T}, src_values,
+              own_tile_iter<Value>{value_tiles[to], std::int64_t(rank) * T}, comp);
+        }
+      }
+    }
+  }
+}
+
 // merge_sort_launch on the host: same plan, same buffers, same steps.
 template <typename Policy, typename Key, typename Value, typename Compare>
-void emulate_merge_sort(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, std::int64_t n,
+void emulate_merge_sort(const Key *keys_in, Key *keys_out, const Value *values_in, Value *values_out, std::int64_t n,
                         Compare comp) {
-  const merge_sort_plan plan = make_merge_sort_plan(n, Policy::tile_items, Policy::merge_tile_items);
+  const int run_items = merge_sort_run_items<Policy>(n, true);
+  const merge_sort_plan plan = make_merge_sort_plan(n, run_items, Policy::merge_tile_items);
   std::vector<Key> temp_keys(n, Key{poison_key, poison_key});
   std::vector<Value> temp_values(n);
   auto keys_of = [&](int step) { return plan.writes_output(step) ? keys_out : temp_keys.data(); };
   auto values_of = [&](int step) { return plan.writes_output(step) ? values_out : temp_values.data(); };
   constexpr bool pairs = merge_sort_has_values<Value>;
-  for (std::int64_t tile = 0; tile < plan.tiles; ++tile) {
-    const std::int64_t begin = tile * Policy::tile_items;
-    const int valid = static_cast<int>(std::min<std::int64_t>(n - begin, Policy::tile_items));
-    emulate_blocksort_tile<Policy>(keys_in + begin, keys_of(0) + begin, pairs ? values_in + begin : values_in,
-                                   pairs ? values_of(0) + begin : values_out, valid, comp);
+  if (run_items != Policy::tile_items) {
+    emulate_cluster_sort<Policy>(keys_in, keys_of(0), values_in, values_of(0), n, comp);
+  } else {
+    for (std::int64_t tile = 0; tile < plan.tiles; ++tile) {
+      const std::int64_t begin = tile * Policy::tile_items;
+      const int valid = static_cast<int>(std::min<std::int64_t>(n - begin, Policy::tile_items));
+      emulate_blocksort_tile<Policy>(keys_in + begin, keys_of(0) + begin, pairs ? values_in + begin : values_in,
+                                     pairs ? values_of(0) + begin : values_out, valid, comp);
+    }
   }
   for (int pass = 0; pass < plan.merge_passes; ++pass) {
-    const Key* src = keys_of(pass);
+    const Key *src = keys_of(pass);
     const std::int64_t run = plan.run_length(pass);
     std::vector<std::int64_t> partitions(plan.partition_count());
     for (std::int64_t i = 0; i < plan.partition_count(); ++i)
@@ -407,17 +483,20 @@ void emulate_merge_sort(const Key* keys_in, Key* keys_out, const Value* values_i
     for (std::int64_t tile = 0; tile < plan.merge_tiles; ++tile) {
       const merge_tile_slices slices =
           merge_tile_range(tile, Policy::merge_tile_items, run, n, partitions[tile], partitions[tile + 1]);
+      constexpr int threads = Policy::merge_threads, items = Policy::merge_items;
       if (slices.count() == Policy::merge_tile_items) {
-        emulate_merge_tile<Policy, true>(slices, src, keys_of(pass + 1), values_of(pass), values_of(pass + 1), comp);
+        emulate_merge_tile<threads, items, true, Key, Value>(slices, src, keys_of(pass + 1), values_of(pass),
+                                                             values_of(pass + 1), comp);
       } else {
-        emulate_merge_tile<Policy, false>(slices, src, keys_of(pass + 1), values_of(pass), values_of(pass + 1), comp);
+        emulate_merge_tile<threads, items, false, Key, Value>(slices, src, keys_of(pass + 1), values_of(pass),
+                                                              values_of(pass + 1), comp);
       }
     }
   }
 }
 
 template <typename Policy>
-void check_emulation(std::int64_t n, int distinct, bool in_place, std::mt19937_64& rng) {
+void check_emulation(std::int64_t n, int distinct, bool in_place, std::mt19937_64 &rng) {
   SCOPED_TRACE("n=" + std::to_string(n) + " tile=" + std::to_string(Policy::tile_items) +
                " merge tile=" + std::to_string(Policy::merge_tile_items) + (in_place ? " in place" : " copy"));
   std::vector<tagged> in(n);
@@ -427,8 +506,8 @@ void check_emulation(std::int64_t n, int distinct, bool in_place, std::mt19937_6
 
   // Keys only (the tag is the original index: stability is visible).
   std::vector<tagged> keys = in, out(n, tagged{poison_key, poison_key});
-  tagged* dst = in_place ? keys.data() : out.data();
-  emulate_merge_sort<Policy>(keys.data(), dst, static_cast<const no_value*>(nullptr), static_cast<no_value*>(nullptr),
+  tagged *dst = in_place ? keys.data() : out.data();
+  emulate_merge_sort<Policy>(keys.data(), dst, static_cast<const no_value *>(nullptr), static_cast<no_value *>(nullptr),
                              n, tagged_less{});
   for (std::int64_t i = 0; i < n; ++i) {
     ASSERT_EQ(ref[i].key, dst[i].key) << "keys only, index " << i;
@@ -444,8 +523,8 @@ void check_emulation(std::int64_t n, int distinct, bool in_place, std::mt19937_6
     pair_keys[i] = {in[i].key, 0};
     values[i] = i;
   }
-  tagged* kdst = in_place ? pair_keys.data() : pair_out.data();
-  std::int64_t* vdst = in_place ? values.data() : values_out.data();
+  tagged *kdst = in_place ? pair_keys.data() : pair_out.data();
+  std::int64_t *vdst = in_place ? values.data() : values_out.data();
   emulate_merge_sort<Policy>(pair_keys.data(), kdst, values.data(), vdst, n, tagged_less{});
   for (std::int64_t i = 0; i < n; ++i) {
     ASSERT_EQ(ref[i].key, kdst[i].key) << "pairs, index " << i;
@@ -454,7 +533,7 @@ void check_emulation(std::int64_t n, int distinct, bool in_place, std::mt19937_6
 }
 
 template <typename Policy>
-void check_emulation_sizes(std::mt19937_64& rng) {
+void check_emulation_sizes(std::mt19937_64 &rng) {
   const std::int64_t t = Policy::tile_items, m = Policy::merge_tile_items;
   std::vector<std::int64_t> sizes = {0,
                                      1,
@@ -475,7 +554,9 @@ void check_emulation_sizes(std::mt19937_64& rng) {
                                      4 * t + m / 2 + 1,
                                      5 * t + 3,
                                      8 * t,
-                                     8 * t + 1};
+                                     8 * t + 1,
+                                     16 * t + 5,
+                                     24 * t - 1};
   for (int trial = 0; trial < 6; ++trial) sizes.push_back(1 + static_cast<std::int64_t>(rng() % (12 * t)));
   int i = 0;
   for (const std::int64_t n : sizes) {
@@ -494,6 +575,17 @@ TEST(MergeSortSteps, EmulatedDeviceSortMatchesStableSort) {
   check_emulation_sizes<test_policy<128, 2, 64, 2>>(rng);  // several warps per block
 }
 
+// The cluster sort (sm_90): C tiles merged on chip before the merge passes.
+TEST(MergeSortSteps, EmulatedClusterSortMatchesStableSort) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  check_emulation_sizes<test_policy<32, 4, 32, 2, 2>>(rng);   // T 128, C 2: one round, straight to global
+  check_emulation_sizes<test_policy<32, 4, 32, 2, 4>>(rng);   // C 4: a round through the second buffers
+  check_emulation_sizes<test_policy<64, 3, 32, 3, 8>>(rng);   // C 8, odd items per thread
+  check_emulation_sizes<test_policy<64, 4, 32, 16, 8>>(rng);  // M 512 = 2T
+}
+
 TEST(MergeSortSteps, EmulatedDeviceSortPolicyShape) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
@@ -501,15 +593,18 @@ TEST(MergeSortSteps, EmulatedDeviceSortPolicyShape) {
   // The sm_90 policy's shape for items of up to 8 bytes.
   using policy = tilesort::merge_sort_policy<4, 4>;
   static_assert(policy::tile_items == 8192 && policy::merge_tile_items == 4096, "update the test");
-  using shape = test_policy<policy::block_threads, policy::block_items, policy::merge_threads, policy::merge_items>;
+  using shape = test_policy<policy::block_threads, policy::block_items, policy::merge_threads, policy::merge_items,
+                            policy::cluster_blocks>;
   const std::int64_t t = shape::tile_items;
   for (const std::int64_t n : {t - 1, t + 1, 3 * t + 4095, 4 * t + 1})
     for (const bool in_place : {false, true}) check_emulation<shape>(n, 100, in_place, rng);
 }
 
-// ------------------------------------------------------------------ temp storage
+// ------------------------------------------------------------------ temp
+// storage
 TEST(MergeSortPlan, TempLayout) {
-  // One tile: nothing needed, but never 0 bytes (so allocating temp_bytes gives a real pointer).
+  // One tile: nothing needed, but never 0 bytes (so allocating temp_bytes gives
+  // a real pointer).
   auto layout = make_merge_sort_temp_layout(make_merge_sort_plan(100, 8192, 4096), 4, 4);
   EXPECT_EQ(1u, layout.total_bytes);
   EXPECT_EQ(0u, layout.keys_bytes + layout.values_bytes + layout.partitions_bytes);
@@ -543,11 +638,12 @@ TEST(MergeSortPlan, TempLayout) {
 
   // Carving: typed pointers at the offsets; null where a buffer has no bytes.
   alignas(256) static char storage[1];
-  void* base = storage;
+  void *base = storage;
   auto buffers = carve_merge_sort_temp<std::uint64_t, float>(base, layout);
-  EXPECT_EQ(static_cast<void*>(storage), static_cast<void*>(buffers.keys));
-  EXPECT_EQ(static_cast<const void*>(storage + layout.values_offset), static_cast<const void*>(buffers.values));
-  EXPECT_EQ(static_cast<const void*>(storage + layout.partitions_offset), static_cast<const void*>(buffers.partitions));
+  EXPECT_EQ(static_cast<void *>(storage), static_cast<void *>(buffers.keys));
+  EXPECT_EQ(static_cast<const void *>(storage + layout.values_offset), static_cast<const void *>(buffers.values));
+  EXPECT_EQ(static_cast<const void *>(storage + layout.partitions_offset),
+            static_cast<const void *>(buffers.partitions));
   auto keys_only = carve_merge_sort_temp<std::uint8_t, int>(
       base, make_merge_sort_temp_layout(make_merge_sort_plan(big, 8192, 4096), 1, 0));
   EXPECT_EQ(nullptr, keys_only.values);
@@ -557,11 +653,11 @@ TEST(MergeSortPlan, TempLayout) {
   EXPECT_EQ(nullptr, one_tile.partitions);
 }
 
-// ------------------------------------------------------------------ shared-memory banks
-// Shared-memory wavefronts one warp-wide access needs: 32 banks of 4 bytes;
-// accesses of 8 (16) bytes are served per half (quarter) warp. Lanes reading
-// the same 4-byte word share it (broadcast).
-int wavefronts(const std::vector<std::int64_t>& byte_address, int access_bytes) {
+// ------------------------------------------------------------------
+// shared-memory banks Shared-memory wavefronts one warp-wide access needs: 32
+// banks of 4 bytes; accesses of 8 (16) bytes are served per half (quarter)
+// warp. Lanes reading the same 4-byte word share it (broadcast).
+int wavefronts(const std::vector<std::int64_t> &byte_address, int access_bytes) {
   const int group = access_bytes <= 4 ? 32 : 128 / access_bytes;
   int total = 0;
   for (int first = 0; first < 32; first += group) {
@@ -572,7 +668,7 @@ int wavefronts(const std::vector<std::int64_t>& byte_address, int access_bytes) 
         words_per_bank[static_cast<int>(word % 32)].insert(word);
       }
     std::size_t worst = 0;
-    for (const auto& [bank, words] : words_per_bank) worst = std::max(worst, words.size());
+    for (const auto &[bank, words] : words_per_bank) worst = std::max(worst, words.size());
     total += static_cast<int>(worst);
   }
   return total;
