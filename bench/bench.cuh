@@ -353,6 +353,11 @@ class harness {
   double last_heartbeat_s_ = -1e9;
 };
 
+// The bound of a sort that makes `passes` global passes over items of
+// `item_bytes` (key + value), each reading and writing every item once:
+// "5 passes x 8 B/key: 74.9 GKeys/s"; "copy ... GKeys/s" for 0 passes.
+std::string pass_bound(const harness& h, int passes, double item_bytes);
+
 // A case the program can run; families register these.
 struct bench_case {
   std::string family, case_name, type, dist;
@@ -390,6 +395,34 @@ void fill_keys(harness& h, K* keys, value_t<V>* values, std::int64_t n, dist d, 
   BENCH_CHECK(cudaGetLastError());
 }
 
+// A check kernel's per-thread sums, reduced per warp and added to `totals`
+// (every thread of the block calls it).
+__device__ inline void add_to_totals(unsigned long long fingerprint, unsigned long long violations,
+                                     check_totals* totals) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    fingerprint += __shfl_down_sync(0xffffffffu, fingerprint, offset);
+    violations += __shfl_down_sync(0xffffffffu, violations, offset);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&totals->fingerprint, fingerprint);
+    if (violations) atomicAdd(&totals->violations, violations);
+  }
+}
+
+// Runs one check: clears the totals, `launch(grid)` enqueues the check kernel
+// on h.stream (only when n > 0), and returns the totals. Synchronises the stream.
+template <typename Launch>
+check_totals run_check(harness& h, std::int64_t n, Launch launch) {
+  BENCH_CHECK(cudaMemsetAsync(h.d_totals, 0, sizeof(check_totals), h.stream));
+  if (n > 0) {
+    launch(h.grid_for(n, 256));
+    BENCH_CHECK(cudaGetLastError());
+  }
+  BENCH_CHECK(cudaMemcpyAsync(h.h_totals, h.d_totals, sizeof(check_totals), cudaMemcpyDeviceToHost, h.stream));
+  BENCH_CHECK(cudaStreamSynchronize(h.stream));
+  return *h.h_totals;
+}
+
 template <typename K, typename V, typename Compare, bool CheckOrder>
 __global__ void check_kernel(const K* keys, const value_t<V>* values, std::int64_t n, std::int64_t segment_length,
                              Compare comp, check_totals* totals) {
@@ -405,14 +438,7 @@ __global__ void check_kernel(const K* keys, const value_t<V>* values, std::int64
       if (i != segment * segment_length && comp(key, keys[i - 1])) ++violations;
     }
   }
-  for (int offset = 16; offset > 0; offset /= 2) {
-    fingerprint += __shfl_down_sync(0xffffffffu, fingerprint, offset);
-    violations += __shfl_down_sync(0xffffffffu, violations, offset);
-  }
-  if ((threadIdx.x & 31) == 0) {
-    atomicAdd(&totals->fingerprint, fingerprint);
-    if (violations) atomicAdd(&totals->violations, violations);
-  }
+  add_to_totals(fingerprint, violations, totals);
 }
 
 // Order violations within segments of `segment_length` and the fingerprint of
@@ -420,20 +446,14 @@ __global__ void check_kernel(const K* keys, const value_t<V>* values, std::int64
 template <typename K, typename V, typename Compare>
 check_totals check_on_device(harness& h, const K* keys, const value_t<V>* values, std::int64_t n,
                              std::int64_t segment_length, Compare comp, bool check_order) {
-  BENCH_CHECK(cudaMemsetAsync(h.d_totals, 0, sizeof(check_totals), h.stream));
-  if (n > 0) {
-    if (segment_length <= 0) segment_length = n;
-    const int grid = h.grid_for(n, 256);
+  if (segment_length <= 0) segment_length = n;
+  return run_check(h, n, [&](int grid) {
     if (check_order) {
       check_kernel<K, V, Compare, true><<<grid, 256, 0, h.stream>>>(keys, values, n, segment_length, comp, h.d_totals);
     } else {
       check_kernel<K, V, Compare, false><<<grid, 256, 0, h.stream>>>(keys, values, n, segment_length, comp, h.d_totals);
     }
-    BENCH_CHECK(cudaGetLastError());
-  }
-  BENCH_CHECK(cudaMemcpyAsync(h.h_totals, h.d_totals, sizeof(check_totals), cudaMemcpyDeviceToHost, h.stream));
-  BENCH_CHECK(cudaStreamSynchronize(h.stream));
-  return *h.h_totals;
+  });
 }
 
 template <typename K, typename V, typename Compare>
@@ -444,20 +464,30 @@ std::uint64_t input_fingerprint(harness& h, const K* keys, const value_t<V>* val
 
 std::string describe_check(const check_totals& t, std::uint64_t expected, bool check_order);
 
-// The verify function of a timed_call: output sorted within each segment and a
-// permutation (with values kept with their keys) of the input.
-template <typename K, typename V, typename Compare>
-std::function<bool(std::string&)> verifier(harness& h, const K* keys, const value_t<V>* values, std::int64_t n,
-                                           std::int64_t segment_length, Compare comp, std::uint64_t expected,
-                                           bool check_order = true) {
-  return [&h, keys, values, n, segment_length, comp, expected, check_order](std::string& why) {
-    const check_totals t = check_on_device<K, V>(h, keys, values, n, segment_length, comp, check_order);
+// A verify function from a check: `check()` returns the output's totals; the
+// output passes with no order violations (when checked) and the input's
+// fingerprint `expected`.
+template <typename Check>
+std::function<bool(std::string&)> totals_verifier(std::uint64_t expected, bool check_order, Check check) {
+  return [expected, check_order, check](std::string& why) {
+    const check_totals t = check();
     if ((check_order && t.violations != 0) || t.fingerprint != expected) {
       why = describe_check(t, expected, check_order);
       return false;
     }
     return true;
   };
+}
+
+// The verify function of a timed_call: output sorted within each segment and a
+// permutation (with values kept with their keys) of the input.
+template <typename K, typename V, typename Compare>
+std::function<bool(std::string&)> verifier(harness& h, const K* keys, const value_t<V>* values, std::int64_t n,
+                                           std::int64_t segment_length, Compare comp, std::uint64_t expected,
+                                           bool check_order = true) {
+  return totals_verifier(expected, check_order, [&h, keys, values, n, segment_length, comp, check_order] {
+    return check_on_device<K, V>(h, keys, values, n, segment_length, comp, check_order);
+  });
 }
 
 // The restore function of a timed_call: device-to-device copies on the stream.
@@ -513,5 +543,33 @@ struct device_data {
     };
   }
 };
+
+// ------------------------------------------------------------------ two-phase calls
+
+// Temp storage of `bytes` (at least 1, so the pointer is never null).
+inline dbuf<unsigned char> temp_storage(std::size_t bytes) { return dbuf<unsigned char>(bytes > 0 ? bytes : 1); }
+
+// A call with CUB-style two-phase temp storage: with temp == nullptr it sets
+// `bytes` and does nothing else.
+using two_phase_call = std::function<cudaError_t(void* temp, std::size_t& bytes, cudaStream_t)>;
+
+// Measures `sort` the usual way: the temp-size query (an ERROR record when it
+// fails), the temp storage, then `c` (impl, role, note, restore, verify set by
+// the caller) timed with `sort` as its call. `setup`, if given, runs once
+// with the temp storage before the timed calls (e.g. an untimed call that
+// collects statistics into c.note).
+inline void measure_two_phase(harness& h, harness::timed_call c, const two_phase_call& sort,
+                              const std::function<void(harness::timed_call&, void*, std::size_t)>& setup = {}) {
+  std::size_t bytes = 0;
+  const cudaError_t e = sort(nullptr, bytes, h.stream);
+  if (e != cudaSuccess) {
+    h.report(c.impl, c.role, "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
+    return;
+  }
+  auto temp = temp_storage(bytes);
+  if (setup) setup(c, temp.get(), bytes);
+  c.call = [&](cudaStream_t s) { return sort(temp.get(), bytes, s); };
+  h.measure(c);
+}
 
 }  // namespace bench

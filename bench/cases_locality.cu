@@ -23,8 +23,6 @@ void add_locality_cases(const options& opt, std::vector<bench_case>& cases);
 
 namespace {
 
-dbuf<unsigned char> temp_storage(std::size_t bytes) { return dbuf<unsigned char>(bytes > 0 ? bytes : 1); }
-
 template <typename V>
 cudaError_t locality(void* temp, std::size_t& bytes, const std::uint32_t* keys_in, std::uint32_t* keys_out,
                      const value_t<V>* values_in, value_t<V>* values_out, std::int64_t n, cudaStream_t s,
@@ -68,85 +66,57 @@ void run_locality(harness& h, std::int64_t n, dist d) {
   h.bound = bound;
   const char* what = pairs ? "pairs" : "keys";
 
-  for (const bool in_place : {false, true}) {  // tilesort::locality_sort
-    const std::string impl = std::string("tilesort::locality_sort_") + what + (in_place ? " (in place)" : "");
-    u32* keys_out = in_place ? data.keys.get() : data.out_keys.get();
-    value_t<V>* values_out = in_place ? data.values.get() : data.out_values.get();
-    std::size_t bytes = 0;
-    const cudaError_t e = locality<V>(nullptr, bytes, data.keys.get(), keys_out, data.values.get(), values_out, n,
-                                      h.stream);
-    if (e != cudaSuccess) {
-      h.report(impl, "tilesort", "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
-      continue;
-    }
-    auto temp = temp_storage(bytes);
+  auto row = [&](const std::string& impl, const char* role, const u32* keys_out, const value_t<V>* values_out) {
     harness::timed_call c;
     c.impl = impl;
-    c.role = "tilesort";
+    c.role = role;
     c.latency_rows = true;
     c.restore = data.restore(h);
-    if (!in_place) {  // statistics from one untimed call
+    c.verify = verifier<u32, V>(h, keys_out, values_out, n, 0, tilesort::less{}, data.fingerprint);
+    return c;
+  };
+
+  for (const bool in_place : {false, true}) {  // tilesort::locality_sort
+    u32* keys_out = in_place ? data.keys.get() : data.out_keys.get();
+    value_t<V>* values_out = in_place ? data.values.get() : data.out_values.get();
+    auto sort = [&, keys_out, values_out](void* temp, std::size_t& bytes, cudaStream_t s) {
+      return locality<V>(temp, bytes, data.keys.get(), keys_out, data.values.get(), values_out, n, s);
+    };
+    auto statistics = [&, keys_out, values_out](harness::timed_call& c, void* temp, std::size_t bytes) {
+      if (in_place) return;  // statistics from one untimed call, out of place
       tilesort::sort_stats* stats = nullptr;
       BENCH_CHECK(cudaMallocHost(&stats, sizeof *stats));
       tilesort::sort_options options;
       options.stats = stats;
       c.restore();
-      BENCH_CHECK(locality<V>(temp.get(), bytes, data.keys.get(), keys_out, data.values.get(), values_out, n, h.stream,
+      BENCH_CHECK(locality<V>(temp, bytes, data.keys.get(), keys_out, data.values.get(), values_out, n, h.stream,
                               options));
       BENCH_CHECK(cudaStreamSynchronize(h.stream));
       c.note = describe_stats(*stats);
       BENCH_CHECK(cudaFreeHost(stats));
-    }
-    c.call = [&, keys_out, values_out](cudaStream_t s) {
-      return locality<V>(temp.get(), bytes, data.keys.get(), keys_out, data.values.get(), values_out, n, s);
     };
-    c.verify = verifier<u32, V>(h, keys_out, values_out, n, 0, tilesort::less{}, data.fingerprint);
-    h.measure(c);
+    measure_two_phase(h,
+                      row(std::string("tilesort::locality_sort_") + what + (in_place ? " (in place)" : ""), "tilesort",
+                          keys_out, values_out),
+                      sort, statistics);
   }
   {  // tilesort::merge_sort, the same way
-    const std::string impl = std::string("tilesort::merge_sort_") + what;
-    std::size_t bytes = 0;
-    const cudaError_t e = merge<V>(nullptr, bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
-                                   data.out_values.get(), n, h.stream);
-    if (e != cudaSuccess) {
-      h.report(impl, "alt", "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
-    } else {
-      auto temp = temp_storage(bytes);
-      harness::timed_call c;
-      c.impl = impl;
-      c.note = "no early exit";
-      c.latency_rows = true;
-      c.restore = data.restore(h);
-      c.call = [&](cudaStream_t s) {
-        return merge<V>(temp.get(), bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
-                        data.out_values.get(), n, s);
-      };
-      c.verify = verifier<u32, V>(h, data.out_keys.get(), data.out_values.get(), n, 0, tilesort::less{},
-                                  data.fingerprint);
-      h.measure(c);
-    }
+    harness::timed_call c =
+        row(std::string("tilesort::merge_sort_") + what, "alt", data.out_keys.get(), data.out_values.get());
+    c.note = "no early exit";
+    measure_two_phase(h, c, [&](void* temp, std::size_t& bytes, cudaStream_t s) {
+      return merge<V>(temp, bytes, data.keys.get(), data.out_keys.get(), data.values.get(), data.out_values.get(), n,
+                      s);
+    });
   }
-  {  // cub::DeviceMergeSort, in place
-    const std::string impl = std::string("cub::DeviceMergeSort::Sort") + (pairs ? "Pairs" : "Keys");
-    std::size_t bytes = 0;
-    const cudaError_t e =
-        alt::cub_merge_sort<u32, V>(nullptr, bytes, data.keys.get(), data.values.get(), n, tilesort::less{}, h.stream);
-    if (e != cudaSuccess) {
-      h.report(impl, "alt", "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
-    } else {
-      auto temp = temp_storage(bytes);
-      harness::timed_call c;
-      c.impl = impl;
-      c.latency_rows = true;
-      c.restore = data.restore(h);
-      c.call = [&](cudaStream_t s) {
-        return alt::cub_merge_sort<u32, V>(temp.get(), bytes, data.keys.get(), data.values.get(), n, tilesort::less{},
-                                           s);
-      };
-      c.verify = verifier<u32, V>(h, data.keys.get(), data.values.get(), n, 0, tilesort::less{}, data.fingerprint);
-      h.measure(c);
-    }
-  }
+  // cub::DeviceMergeSort, in place
+  measure_two_phase(h,
+                    row(std::string("cub::DeviceMergeSort::Sort") + (pairs ? "Pairs" : "Keys"), "alt", data.keys.get(),
+                        data.values.get()),
+                    [&](void* temp, std::size_t& bytes, cudaStream_t s) {
+                      return alt::cub_merge_sort<u32, V>(temp, bytes, data.keys.get(), data.values.get(), n,
+                                                         tilesort::less{}, s);
+                    });
 }
 
 }  // namespace

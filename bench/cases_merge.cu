@@ -27,107 +27,58 @@ cudaError_t tilesort_merge(void* temp, std::size_t& bytes, const K* keys_in, K* 
   }
 }
 
-// "5 passes x 8 B/key: 74.9 GKeys/s": the copy ceiling over the bytes the sort moves
 template <typename K, typename V>
 std::string merge_bound(const harness& h, std::int64_t n) {
-  const double item_bytes = double(sizeof(K) + value_size<V>());
-  const int passes = tilesort::merge_sort_passes<K, V>(n);
-  char b[96];
-  if (passes > 0) {
-    std::snprintf(b, sizeof b, "%d pass%s x %.0f B/key: %.3g GKeys/s", passes, passes == 1 ? "" : "es",
-                  2 * item_bytes, h.copy_bound_gkeys(2 * item_bytes * passes));
-  } else {
-    std::snprintf(b, sizeof b, "copy %.3g GKeys/s", h.copy_bound_gkeys(2 * item_bytes));
-  }
-  return b;
+  return pass_bound(h, tilesort::merge_sort_passes<K, V>(n), double(sizeof(K) + value_size<V>()));
 }
-
-// Allocates `bytes` of temp storage (at least 1, so the pointer is never null).
-dbuf<unsigned char> temp_storage(std::size_t bytes) { return dbuf<unsigned char>(bytes > 0 ? bytes : 1); }
 
 template <typename K, typename V, typename Compare>
 void run_merge(harness& h, std::int64_t n, dist d, Compare comp, bool with_radix) {
   device_data<K, V> data(h, n, d, case_seed("merge " + h.type + " " + std::to_string(n) + " " + dist_name(d)));
   h.bound = merge_bound<K, V>(h, n);
   const char* what = std::is_void_v<V> ? "keys" : "pairs";
-
-  {  // tilesort, out of place from the restored working copy
-    std::size_t bytes = 0;
-    const cudaError_t e =
-        tilesort_merge<K, V>(nullptr, bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
-                             data.out_values.get(), n, comp, h.stream);
-    if (e != cudaSuccess) {
-      h.report(std::string("tilesort::merge_sort_") + what, "tilesort", "ERROR",
-               std::string("temp-size query returned ") + cudaGetErrorName(e));
-    } else {
-      auto temp = temp_storage(bytes);
-      harness::timed_call c;
-      c.impl = std::string("tilesort::merge_sort_") + what;
-      c.role = "tilesort";
-      c.latency_rows = true;
-      c.restore = data.restore(h);
-      c.call = [&](cudaStream_t s) {
-        return tilesort_merge<K, V>(temp.get(), bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
-                                    data.out_values.get(), n, comp, s);
-      };
-      c.verify = verifier<K, V>(h, data.out_keys.get(), data.out_values.get(), n, 0, comp, data.fingerprint);
-      h.measure(c);
-    }
-  }
-  {  // cub::DeviceMergeSort, in place
-    const std::string impl = std::string("cub::DeviceMergeSort::Sort") + (std::is_void_v<V> ? "Keys" : "Pairs");
-    std::size_t bytes = 0;
-    const cudaError_t e = alt::cub_merge_sort<K, V>(nullptr, bytes, data.keys.get(), data.values.get(), n, comp, h.stream);
-    if (e != cudaSuccess) {
-      h.report(impl, "alt", "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
-    } else {
-      auto temp = temp_storage(bytes);
-      harness::timed_call c;
-      c.impl = impl;
-      c.latency_rows = true;
-      c.restore = data.restore(h);
-      c.call = [&](cudaStream_t s) {
-        return alt::cub_merge_sort<K, V>(temp.get(), bytes, data.keys.get(), data.values.get(), n, comp, s);
-      };
-      c.verify = verifier<K, V>(h, data.keys.get(), data.values.get(), n, 0, comp, data.fingerprint);
-      h.measure(c);
-    }
-  }
-  for (const bool stable : {false, true}) {  // Thrust, in place, temp allocated inside
+  // Every row times from the restored working copy; out of place rows verify
+  // out_keys, in place rows the working copy.
+  auto row = [&](const std::string& impl, const char* role, bool in_place) {
     harness::timed_call c;
-    c.impl = std::string("thrust::") + (stable ? "stable_sort" : "sort") + (std::is_void_v<V> ? "" : "_by_key") +
-             "(comp)";
+    c.impl = impl;
+    c.role = role;
     c.latency_rows = true;
     c.restore = data.restore(h);
+    c.verify = in_place ? verifier<K, V>(h, data.keys.get(), data.values.get(), n, 0, comp, data.fingerprint)
+                        : verifier<K, V>(h, data.out_keys.get(), data.out_values.get(), n, 0, comp, data.fingerprint);
+    return c;
+  };
+
+  // tilesort, out of place
+  measure_two_phase(h, row(std::string("tilesort::merge_sort_") + what, "tilesort", false),
+                    [&](void* temp, std::size_t& bytes, cudaStream_t s) {
+                      return tilesort_merge<K, V>(temp, bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
+                                                  data.out_values.get(), n, comp, s);
+                    });
+  // cub::DeviceMergeSort, in place
+  measure_two_phase(h, row(std::string("cub::DeviceMergeSort::Sort") + (std::is_void_v<V> ? "Keys" : "Pairs"), "alt", true),
+                    [&](void* temp, std::size_t& bytes, cudaStream_t s) {
+                      return alt::cub_merge_sort<K, V>(temp, bytes, data.keys.get(), data.values.get(), n, comp, s);
+                    });
+  for (const bool stable : {false, true}) {  // Thrust, in place, temp allocated inside
+    harness::timed_call c = row(std::string("thrust::") + (stable ? "stable_sort" : "sort") +
+                                    (std::is_void_v<V> ? "" : "_by_key") + "(comp)",
+                                "alt", true);
     c.call = [&, stable](cudaStream_t s) {
       return alt::thrust_sort<K, V>(data.keys.get(), data.values.get(), n, comp, stable, s);
     };
-    c.verify = verifier<K, V>(h, data.keys.get(), data.values.get(), n, 0, comp, data.fingerprint);
     h.measure(c);
   }
   if constexpr (!std::is_same_v<K, pair_key>) {
     if (with_radix) {  // cub::DeviceRadixSort, out of place: the non-comparison reference
-      const std::string impl = std::string("cub::DeviceRadixSort::Sort") + (std::is_void_v<V> ? "Keys" : "Pairs");
-      std::size_t bytes = 0;
-      const cudaError_t e = alt::cub_radix_sort<K, V>(nullptr, bytes, data.keys.get(), data.out_keys.get(),
-                                                      data.values.get(), data.out_values.get(), n, h.stream);
-      if (e != cudaSuccess) {
-        h.report(impl, "ref", "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
-      } else {
-        auto temp = temp_storage(bytes);
-        harness::timed_call c;
-        c.impl = impl;
-        c.role = "ref";
-        c.note = "radix (reference)";
-        c.latency_rows = true;
-        c.restore = data.restore(h);
-        c.call = [&](cudaStream_t s) {
-          return alt::cub_radix_sort<K, V>(temp.get(), bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
-                                           data.out_values.get(), n, s);
-        };
-        c.verify = verifier<K, V>(h, data.out_keys.get(), data.out_values.get(), n, 0, comp, data.fingerprint);
-        h.measure(c);
-      }
+      harness::timed_call c =
+          row(std::string("cub::DeviceRadixSort::Sort") + (std::is_void_v<V> ? "Keys" : "Pairs"), "ref", false);
+      c.note = "radix (reference)";
+      measure_two_phase(h, c, [&](void* temp, std::size_t& bytes, cudaStream_t s) {
+        return alt::cub_radix_sort<K, V>(temp, bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
+                                         data.out_values.get(), n, s);
+      });
     }
   }
 }

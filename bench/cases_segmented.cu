@@ -8,9 +8,6 @@
 // CUB's DeviceSegmentedSort (built without RDC, as here) copies its segment
 // group sizes to the host and synchronises the stream inside every call: its
 // time includes that round trip, and gpu mode cannot hide it.
-#include <cub/device/device_segmented_radix_sort.cuh>
-#include <cub/device/device_segmented_sort.cuh>
-
 #include <climits>
 #include <cstdio>
 
@@ -19,6 +16,7 @@
 #include <tilesort/device/segments.cuh>
 
 #include "bench.cuh"
+#include "segmented_alternatives.cuh"
 
 namespace bench {
 namespace {
@@ -30,8 +28,6 @@ __global__ void uniform_offsets_kernel(int* offsets, std::int64_t count, std::in
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i <= count; i += stride)
     offsets[i] = int(i * length < n ? i * length : n);
 }
-
-dbuf<unsigned char> temp_storage(std::size_t bytes) { return dbuf<unsigned char>(bytes > 0 ? bytes : 1); }
 
 template <typename V>
 void run_segmented(harness& h, std::int64_t n, std::int64_t length) {
@@ -52,32 +48,27 @@ void run_segmented(harness& h, std::int64_t n, std::int64_t length) {
     values_out = data.out_values.get();
   }
 
-  {  // tilesort
-    const std::string impl = pairs ? "tilesort::segmented_sort_pairs" : "tilesort::segmented_sort_keys";
-    auto call = [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-      if constexpr (pairs) {
-        return tilesort::segmented_sort_pairs(temp, bytes, data.keys.get(), data.out_keys.get(), values_in, values_out,
-                                              n, tilesort::segments::uniform(length), tilesort::less{}, s);
-      } else {
-        return tilesort::segmented_sort_keys(temp, bytes, data.keys.get(), data.out_keys.get(), n,
-                                             tilesort::segments::uniform(length), tilesort::less{}, s);
-      }
-    };
-    std::size_t bytes = 0;
-    const cudaError_t e = call(nullptr, bytes, h.stream);
-    if (e != cudaSuccess) {
-      h.report(impl, "tilesort", "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
-    } else {
-      auto temp = temp_storage(bytes);
-      harness::timed_call c;
-      c.impl = impl;
-      c.role = "tilesort";
-      c.restore = data.restore(h);
-      c.call = [&](cudaStream_t s) { return call(temp.get(), bytes, s); };
-      c.verify = verify;
-      h.measure(c);
-    }
-  }
+  auto row = [&](const std::string& impl, const char* role) {
+    harness::timed_call c;
+    c.impl = impl;
+    c.role = role;
+    c.restore = data.restore(h);
+    c.verify = verify;
+    return c;
+  };
+
+  // tilesort
+  measure_two_phase(h, row(pairs ? "tilesort::segmented_sort_pairs" : "tilesort::segmented_sort_keys", "tilesort"),
+                    [&](void* temp, std::size_t& bytes, cudaStream_t s) {
+                      if constexpr (pairs) {
+                        return tilesort::segmented_sort_pairs(temp, bytes, data.keys.get(), data.out_keys.get(),
+                                                              values_in, values_out, n,
+                                                              tilesort::segments::uniform(length), tilesort::less{}, s);
+                      } else {
+                        return tilesort::segmented_sort_keys(temp, bytes, data.keys.get(), data.out_keys.get(), n,
+                                                             tilesort::segments::uniform(length), tilesort::less{}, s);
+                      }
+                    });
 
   if (n > INT_MAX) {
     h.report("cub::DeviceSegmented*", "alt", "SKIP", "CUB takes int offsets here: n must be < 2^31");
@@ -90,54 +81,7 @@ void run_segmented(harness& h, std::int64_t n, std::int64_t length) {
   const int* begin = offsets.get();
   const int* end = offsets.get() + 1;
 
-  {  // cub::DeviceSegmentedSort (stable, like ours)
-    const std::string impl =
-        pairs ? "cub::DeviceSegmentedSort::StableSortPairs" : "cub::DeviceSegmentedSort::StableSortKeys";
-    auto call = [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-      if constexpr (pairs) {
-        return cub::DeviceSegmentedSort::StableSortPairs(temp, bytes, data.keys.get(), data.out_keys.get(), values_in,
-                                                         values_out, n, segments, begin, end, s);
-      } else {
-        return cub::DeviceSegmentedSort::StableSortKeys(temp, bytes, data.keys.get(), data.out_keys.get(), n,
-                                                        segments, begin, end, s);
-      }
-    };
-    std::size_t bytes = 0;
-    const cudaError_t e = call(nullptr, bytes, h.stream);
-    if (e != cudaSuccess) {
-      h.report(impl, "alt", "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
-    } else {
-      auto temp = temp_storage(bytes);
-      harness::timed_call c;
-      c.impl = impl;
-      c.note = "syncs the stream inside the call";
-      c.restore = data.restore(h);
-      c.call = [&](cudaStream_t s) { return call(temp.get(), bytes, s); };
-      c.verify = verify;
-      h.measure(c);
-    }
-  }
-
-  if constexpr (!pairs) {  // cub::DeviceSegmentedRadixSort: one block per segment
-    const std::string impl = "cub::DeviceSegmentedRadixSort::SortKeys";
-    auto call = [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-      return cub::DeviceSegmentedRadixSort::SortKeys(temp, bytes, data.keys.get(), data.out_keys.get(), int(n),
-                                                     int(segments), begin, end, 0, 32, s);
-    };
-    std::size_t bytes = 0;
-    const cudaError_t e = call(nullptr, bytes, h.stream);
-    if (e != cudaSuccess) {
-      h.report(impl, "alt", "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
-    } else {
-      auto temp = temp_storage(bytes);
-      harness::timed_call c;
-      c.impl = impl;
-      c.restore = data.restore(h);
-      c.call = [&](cudaStream_t s) { return call(temp.get(), bytes, s); };
-      c.verify = verify;
-      h.measure(c);
-    }
-  }
+  measure_cub_segmented<V>(h, row, data, n, segments, begin, end, /*radix_pairs=*/false);
 }
 
 }  // namespace

@@ -18,9 +18,6 @@
 //
 // CUB's DeviceSegmentedSort (built without RDC, as here) copies its segment
 // group sizes to the host and synchronises the stream inside every call.
-#include <cub/device/device_segmented_radix_sort.cuh>
-#include <cub/device/device_segmented_sort.cuh>
-
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -31,6 +28,7 @@
 #include <tilesort/device/segments.cuh>
 
 #include "bench.cuh"
+#include "segmented_alternatives.cuh"
 
 namespace bench {
 
@@ -39,8 +37,6 @@ void add_segments_general_cases(const options& opt, std::vector<bench_case>& cas
 namespace {
 
 using u32 = std::uint32_t;
-
-dbuf<unsigned char> temp_storage(std::size_t bytes) { return dbuf<unsigned char>(bytes > 0 ? bytes : 1); }
 
 // ------------------------------------------------------------------ layouts
 // offsets[0] = 0 <= offsets[1] <= ... <= offsets[count] = n: segment i is
@@ -136,32 +132,19 @@ __global__ void offsets_check_kernel(const u32* keys, const value_t<V>* values, 
       if (i != offsets[segment] && keys[i] < keys[i - 1]) ++violations;
     }
   }
-  for (int offset = 16; offset > 0; offset /= 2) {
-    fingerprint += __shfl_down_sync(0xffffffffu, fingerprint, offset);
-    violations += __shfl_down_sync(0xffffffffu, violations, offset);
-  }
-  if ((threadIdx.x & 31) == 0) {
-    atomicAdd(&totals->fingerprint, fingerprint);
-    if (violations) atomicAdd(&totals->violations, violations);
-  }
+  add_to_totals(fingerprint, violations, totals);
 }
 
 template <typename V>
 check_totals check_offsets(harness& h, const u32* keys, const value_t<V>* values, std::int64_t n, const int* offsets,
                            std::int64_t count, bool check_order) {
-  BENCH_CHECK(cudaMemsetAsync(h.d_totals, 0, sizeof(check_totals), h.stream));
-  if (n > 0) {
-    const int grid = h.grid_for(n, 256);
+  return run_check(h, n, [&](int grid) {
     if (check_order) {
       offsets_check_kernel<V, true><<<grid, 256, 0, h.stream>>>(keys, values, n, offsets, count, h.d_totals);
     } else {
       offsets_check_kernel<V, false><<<grid, 256, 0, h.stream>>>(keys, values, n, offsets, count, h.d_totals);
     }
-    BENCH_CHECK(cudaGetLastError());
-  }
-  BENCH_CHECK(cudaMemcpyAsync(h.h_totals, h.d_totals, sizeof(check_totals), cudaMemcpyDeviceToHost, h.stream));
-  BENCH_CHECK(cudaStreamSynchronize(h.stream));
-  return *h.h_totals;
+  });
 }
 
 // ------------------------------------------------------------------ the case
@@ -182,13 +165,16 @@ void run_segments(harness& h, const std::string& name, std::int64_t n) {
   h.bound = b;
   const value_t<V>* values_in = data.values.get();
   value_t<V>* values_out = data.out_values.get();
-  auto verify = [&h, &data, n, begin, count, expected](std::string& why) {
-    const check_totals t = check_offsets<V>(h, data.out_keys.get(), data.out_values.get(), n, begin, count, true);
-    if (t.violations != 0 || t.fingerprint != expected) {
-      why = describe_check(t, expected, true);
-      return false;
-    }
-    return true;
+  const auto verify = totals_verifier(expected, true, [&h, &data, n, begin, count] {
+    return check_offsets<V>(h, data.out_keys.get(), data.out_values.get(), n, begin, count, true);
+  });
+  auto row = [&](const std::string& impl, const char* role) {
+    harness::timed_call c;
+    c.impl = impl;
+    c.role = role;
+    c.restore = data.restore(h);
+    c.verify = verify;
+    return c;
   };
 
   auto tilesort_row = [&](auto segments, const std::string& impl, bool with_stats) {
@@ -201,24 +187,14 @@ void run_segments(harness& h, const std::string& name, std::int64_t n) {
                                              tilesort::less{}, s, options);
       }
     };
-    std::size_t bytes = 0;
-    const cudaError_t e = call(nullptr, bytes, h.stream, {});
-    if (e != cudaSuccess) {
-      h.report(impl, "tilesort", "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
-      return;
-    }
-    auto temp = temp_storage(bytes);
-    harness::timed_call c;
-    c.impl = impl;
-    c.role = "tilesort";
-    c.restore = data.restore(h);
-    if (with_stats) {  // one untimed call with statistics
+    auto statistics = [&](harness::timed_call& c, void* temp, std::size_t bytes) {
+      if (!with_stats) return;  // one untimed call with statistics
       tilesort::sort_stats* stats = nullptr;
       BENCH_CHECK(cudaMallocHost(&stats, sizeof *stats));
       tilesort::sort_options options;
       options.stats = stats;
       c.restore();
-      BENCH_CHECK(call(temp.get(), bytes, h.stream, options));
+      BENCH_CHECK(call(temp, bytes, h.stream, options));
       BENCH_CHECK(cudaStreamSynchronize(h.stream));
       const double published = name == "starts300" ? 2.28 : 5.66;
       char note[200];
@@ -229,10 +205,10 @@ void run_segments(harness& h, const std::string& name, std::int64_t n) {
       std::fprintf(stderr, "sort_stats, %s %s n=%lld:\n%s", impl.c_str(), name.c_str(), static_cast<long long>(n),
                    tilesort::format_sort_stats(*stats).c_str());
       BENCH_CHECK(cudaFreeHost(stats));
-    }
-    c.call = [&](cudaStream_t s) { return call(temp.get(), bytes, s, {}); };
-    c.verify = verify;
-    h.measure(c);
+    };
+    measure_two_phase(
+        h, row(impl, "tilesort"),
+        [&](void* temp, std::size_t& bytes, cudaStream_t s) { return call(temp, bytes, s, {}); }, statistics);
   };
   const std::string what = pairs ? "pairs" : "keys";
   tilesort_row(tilesort::segments::offsets(begin, end, count), "tilesort::segmented_sort_" + what + " (offsets)",
@@ -245,52 +221,7 @@ void run_segments(harness& h, const std::string& name, std::int64_t n) {
     h.report("cub::DeviceSegmented*", "alt", "SKIP", "CUB takes int offsets here: n must be < 2^31");
     return;
   }
-  {  // cub::DeviceSegmentedSort (stable, like ours)
-    const std::string impl = pairs ? "cub::DeviceSegmentedSort::StableSortPairs" : "cub::DeviceSegmentedSort::StableSortKeys";
-    auto call = [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-      if constexpr (pairs) {
-        return cub::DeviceSegmentedSort::StableSortPairs(temp, bytes, data.keys.get(), data.out_keys.get(), values_in,
-                                                         values_out, n, count, begin, end, s);
-      } else {
-        return cub::DeviceSegmentedSort::StableSortKeys(temp, bytes, data.keys.get(), data.out_keys.get(), n, count,
-                                                        begin, end, s);
-      }
-    };
-    std::size_t bytes = 0;
-    const cudaError_t e = call(nullptr, bytes, h.stream);
-    if (e != cudaSuccess) {
-      h.report(impl, "alt", "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
-    } else {
-      auto temp = temp_storage(bytes);
-      harness::timed_call c;
-      c.impl = impl;
-      c.note = "syncs the stream inside the call";
-      c.restore = data.restore(h);
-      c.call = [&](cudaStream_t s) { return call(temp.get(), bytes, s); };
-      c.verify = verify;
-      h.measure(c);
-    }
-  }
-  if constexpr (!pairs) {  // cub::DeviceSegmentedRadixSort: one block per segment
-    const std::string impl = "cub::DeviceSegmentedRadixSort::SortKeys";
-    auto call = [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-      return cub::DeviceSegmentedRadixSort::SortKeys(temp, bytes, data.keys.get(), data.out_keys.get(), int(n),
-                                                     int(count), begin, end, 0, 32, s);
-    };
-    std::size_t bytes = 0;
-    const cudaError_t e = call(nullptr, bytes, h.stream);
-    if (e != cudaSuccess) {
-      h.report(impl, "alt", "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(e));
-    } else {
-      auto temp = temp_storage(bytes);
-      harness::timed_call c;
-      c.impl = impl;
-      c.restore = data.restore(h);
-      c.call = [&](cudaStream_t s) { return call(temp.get(), bytes, s); };
-      c.verify = verify;
-      h.measure(c);
-    }
-  }
+  measure_cub_segmented<V>(h, row, data, n, count, begin, end, /*radix_pairs=*/false);
 }
 
 }  // namespace

@@ -135,6 +135,21 @@ struct cub_block_types {
   };
 };
 
+// CUB's blocked load of the tile at `base` (keys, then values for pairs) through
+// storage.load, the way CUB's block sorts are fed; the block is synchronised
+// afterwards so that storage can be reused by the sort.
+template <int BT, int IPT, bool Pairs, typename Storage>
+__device__ void cub_load_tile(Storage& storage, const u32* keys_in, const u32* values_in, std::int64_t base,
+                              u32 (&keys)[IPT], u32 (&values)[IPT]) {
+  using load = typename cub_block_types<BT, IPT, Pairs>::load;
+  load(storage.load).Load(keys_in + base, keys);
+  if constexpr (Pairs) {
+    __syncthreads();
+    load(storage.load).Load(values_in + base, values);
+  }
+  __syncthreads();
+}
+
 template <int BT, int IPT, bool Pairs>
 using tilesort_block = tilesort::block_sort<u32, BT, IPT, std::conditional_t<Pairs, u32, void>>;
 
@@ -177,12 +192,7 @@ __global__ void __launch_bounds__(BT) block_tiles(const u32* __restrict__ keys_i
   } else if constexpr (Kind == block_kernel::cub_merge) {
     using cubt = cub_block_types<BT, IPT, Pairs>;
     auto& storage = *reinterpret_cast<typename cubt::merge_storage*>(dynamic_smem());
-    typename cubt::load(storage.load).Load(keys_in + base, keys);
-    if constexpr (Pairs) {
-      __syncthreads();
-      typename cubt::load(storage.load).Load(values_in + base, values);
-    }
-    __syncthreads();
+    cub_load_tile<BT, IPT, Pairs>(storage, keys_in, values_in, base, keys, values);
     if constexpr (Pairs) {
       typename cubt::merge(storage.sort).Sort(keys, values, tilesort::less{});
     } else {
@@ -197,12 +207,7 @@ __global__ void __launch_bounds__(BT) block_tiles(const u32* __restrict__ keys_i
   } else {
     using cubt = cub_block_types<BT, IPT, Pairs>;
     auto& storage = *reinterpret_cast<typename cubt::radix_storage*>(dynamic_smem());
-    typename cubt::load(storage.load).Load(keys_in + base, keys);
-    if constexpr (Pairs) {
-      __syncthreads();
-      typename cubt::load(storage.load).Load(values_in + base, values);
-    }
-    __syncthreads();
+    cub_load_tile<BT, IPT, Pairs>(storage, keys_in, values_in, base, keys, values);
     if constexpr (Pairs) {
       typename cubt::radix(storage.sort).SortBlockedToStriped(keys, values);
     } else {

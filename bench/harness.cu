@@ -258,6 +258,17 @@ std::uint64_t case_seed(const std::string& text) {
   return mix64(h);
 }
 
+std::string pass_bound(const harness& h, int passes, double item_bytes) {
+  char b[96];
+  if (passes > 0) {
+    std::snprintf(b, sizeof b, "%d pass%s x %.0f B/key: %.3g GKeys/s", passes, passes == 1 ? "" : "es",
+                  2 * item_bytes, h.copy_bound_gkeys(2 * item_bytes * passes));
+  } else {
+    std::snprintf(b, sizeof b, "copy %.3g GKeys/s", h.copy_bound_gkeys(2 * item_bytes));
+  }
+  return b;
+}
+
 std::string describe_check(const check_totals& t, std::uint64_t expected, bool check_order) {
   std::ostringstream s;
   if (check_order && t.violations) s << t.violations << " keys out of order";
