@@ -3,7 +3,9 @@
 // cub::DeviceMergeSort, thrust::sort with the comparator and
 // cub::DeviceRadixSort (reference). Sizes 2^8..2^28 plus non-powers of two
 // (2^k + 1 and 3 * 2^k), where a bitonic network must pad or split. For
-// n <= 2^16 the automatic timing mode adds gpu-mode (latency) rows.
+// n <= 2^16 the automatic timing mode adds gpu-mode (latency) rows. The bound
+// column names bitonic_sort's global pass count for each n and the copy
+// ceiling over that many passes.
 #include <algorithm>
 #include <cstdio>
 
@@ -17,7 +19,17 @@
 namespace bench {
 namespace {
 
-dbuf<unsigned char> temp_storage(std::size_t bytes) { return dbuf<unsigned char>(bytes > 0 ? bytes : 1); }
+// Global passes (kernel launches over the whole array) of bitonic_sort for n
+// keys: one block sorts n <= one tile; else the plan's tile sort, merge_global
+// and merge_tiles passes.
+template <typename K, typename V>
+int bitonic_passes(std::int64_t n) {
+  using value = std::conditional_t<std::is_void_v<V>, tilesort::detail::no_value, V>;
+  using policy = typename tilesort::detail::bitonic_sort_policy_for<K, value>::type;
+  if (n <= 1) return 0;
+  if (n <= policy::tile::tile_items) return 1;
+  return tilesort::detail::bitonic_plan::make(n, policy::tile::tile_log, policy::run_log).pass_count();
+}
 
 enum class sorter { bitonic, merge, cub_merge, cub_radix, thrust };
 
@@ -59,9 +71,8 @@ template <typename K, typename V>
 void run_bitonic(harness& h, std::int64_t n, dist dd) {
   constexpr bool pairs = !std::is_void_v<V>;
   device_data<K, V> data(h, n, dd, case_seed("bitonic " + h.type + " " + std::to_string(n) + " " + dist_name(dd)));
-  char b[64];
-  std::snprintf(b, sizeof b, "copy %.3g GKeys/s", h.copy_bound_gkeys(2.0 * (sizeof(K) + value_size<V>())));
-  h.bound = b;
+  // The bound of our own global pass count, so the pass count per n is in every record.
+  h.bound = pass_bound(h, bitonic_passes<K, V>(n), double(sizeof(K) + value_size<V>()));
   struct entry {
     sorter which;
     std::string impl, role, note;
@@ -76,28 +87,22 @@ void run_bitonic(harness& h, std::int64_t n, dist dd) {
        "radix (reference)", false},
   };
   for (const entry& e : entries) {
-    std::size_t bytes = 0;
-    const cudaError_t query = call_sorter<K, V>(e.which, nullptr, bytes, data, n, h.stream);
-    if (query != cudaSuccess) {
-      h.report(e.impl, e.role, "ERROR", std::string("temp-size query returned ") + cudaGetErrorName(query));
-      continue;
-    }
-    auto temp = temp_storage(bytes);
     harness::timed_call c;
     c.impl = e.impl;
     c.role = e.role;
     c.note = e.note;
     c.latency_rows = true;
     c.restore = data.restore(h);
-    const sorter which = e.which;
-    c.call = [&, which](cudaStream_t s) { return call_sorter<K, V>(which, temp.get(), bytes, data, n, s); };
     if (e.in_place) {
       c.verify = verifier<K, V>(h, data.keys.get(), data.values.get(), n, 0, tilesort::less{}, data.fingerprint);
     } else {
       c.verify =
           verifier<K, V>(h, data.out_keys.get(), data.out_values.get(), n, 0, tilesort::less{}, data.fingerprint);
     }
-    h.measure(c);
+    const sorter which = e.which;
+    measure_two_phase(h, c, [&, which](void* temp, std::size_t& bytes, cudaStream_t s) {
+      return call_sorter<K, V>(which, temp, bytes, data, n, s);
+    });
   }
 }
 
