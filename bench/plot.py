@@ -5,7 +5,8 @@
     python3 bench/plot.py results.json outdir/
 
 Writes (one PNG per group that has data):
-  merge_<type>_<dist>.png       GKeys/s vs n (log2 axis), one line per implementation (lat mode)
+  merge_<type>_<dist>.png       GKeys/s vs n (log2 axis), one line per implementation (lat mode),
+                                and the case's bound (copy bandwidth over our own pass count) dotted
   merge_latency_<type>_<dist>.png   microseconds vs n for n <= 2^16, lat and gpu modes
   bitonic_*.png, locality_*.png   the same for the bitonic and locality families
   warp.png, block.png           bar charts of the tile sorts (GKeys/s per shape)
@@ -63,6 +64,17 @@ def pow2_label(n):
     return "2^%d" % k if k == int(k) else str(n)
 
 
+def finish(fig, ax, path, title, meta, ylabel):
+    """Labels, title (with the run's GPU and date), legend; writes the PNG."""
+    ax.set_ylabel(ylabel)
+    ax.set_title(title + "\n" + subtitle(meta), fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def line_chart(path, title, meta, series, ylabel, xlog_base=2, ylog=False):
     """series: OrderedDict label -> (role, [(x, y)])"""
     if not series:
@@ -78,14 +90,8 @@ def line_chart(path, title, meta, series, ylabel, xlog_base=2, ylog=False):
     if ylog:
         ax.set_yscale("log")
     ax.set_xlabel("n (keys)")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title + "\n" + subtitle(meta), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return finish(fig, ax, path, title, meta, ylabel)
 
 
 def bar_chart(path, title, meta, groups, ylabel="GKeys/s"):
@@ -113,14 +119,8 @@ def bar_chart(path, title, meta, groups, ylabel="GKeys/s"):
             ax.annotate("%.3g" % y, (rect.get_x() + rect.get_width() / 2, y), ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(list(groups.keys()), fontsize=8)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title + "\n" + subtitle(meta), fontsize=10)
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return finish(fig, ax, path, title, meta, ylabel)
 
 
 def strip_shape(impl):
@@ -128,6 +128,12 @@ def strip_shape(impl):
     impl = impl.replace(" (ceiling)", "")
     impl = re.sub(r"::sort(_pairs)?\b", "", impl) if impl.startswith("tilesort::block_sort") else impl
     return re.sub(r"\s+\d+x\d+$", "", impl)
+
+
+def bound_gkeys(bound):
+    """'5 passes x 8 B/key: 74.9 GKeys/s' -> 74.9; None without a GKeys/s figure."""
+    m = re.search(r"([0-9.]+(?:[eE][+-]?[0-9]+)?) GKeys/s", bound or "")
+    return float(m.group(1)) if m else None
 
 
 def device_sort_charts(results, family, meta, outdir):
@@ -142,6 +148,15 @@ def device_sort_charts(results, family, meta, outdir):
             if r["mode"] != "lat":
                 continue
             series.setdefault(r["impl"], (r["role"], []))[1].append((r["n"], r["gkeys_per_s"]))
+        # The case's bound (e.g. "5 passes x 8 B/key: 74.9 GKeys/s": the copy
+        # bandwidth over our own pass count), one point per n, drawn dotted.
+        bounds = {}
+        for r in rs:
+            value = bound_gkeys(r.get("bound", ""))
+            if value is not None and r["role"] == "tilesort":
+                bounds[r["n"]] = value
+        if bounds:
+            series["bound: copy bandwidth / our passes"] = ("ceiling", sorted(bounds.items()))
         written.append(line_chart(os.path.join(outdir, "%s_%s_%s.png" % (family, safe(type_), safe(dist))),
                                   "%s sort, %s keys, %s input: throughput" % (family, type_, dist), meta, series,
                                   "GKeys/s (n / median time)"))
