@@ -2,7 +2,7 @@
 // (segments::uniform(L), L in {32, 256, 1024, 4096}) of u32 keys, and of u32
 // keys with u32 values, 2^24 keys in all. tilesort::segmented_sort_keys/pairs
 // against cub::DeviceSegmentedSort::StableSortKeys/StableSortPairs and
-// cub::DeviceSegmentedRadixSort::SortKeys, given the same segments as an
+// cub::DeviceSegmentedRadixSort::SortKeys/SortPairs, given the same segments as an
 // offsets array (what their users pass). Out of place; each segment verified.
 //
 // CUB's DeviceSegmentedSort (built without RDC, as here) copies its segment
@@ -81,7 +81,7 @@ void run_segmented(harness& h, std::int64_t n, std::int64_t length) {
   const int* begin = offsets.get();
   const int* end = offsets.get() + 1;
 
-  measure_cub_segmented<V>(h, row, data, n, segments, begin, end, /*radix_pairs=*/false);
+  measure_cub_segmented<V>(h, row, data, n, segments, begin, end);
 }
 
 }  // namespace

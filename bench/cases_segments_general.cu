@@ -8,7 +8,7 @@
 // tilesort::segmented_sort_keys/pairs with segments::offsets (and, for the
 // uniform layouts, segments::uniform as a second row) against
 // cub::DeviceSegmentedSort::StableSortKeys/StableSortPairs and
-// cub::DeviceSegmentedRadixSort::SortKeys. Out of place; every repetition is
+// cub::DeviceSegmentedRadixSort::SortKeys/SortPairs. Out of place; every repetition is
 // verified per segment (sorted, plus a fingerprint of (segment, key, value)).
 //
 // For the random-start layouts the tilesort row's note carries its sort_stats
@@ -221,7 +221,7 @@ void run_segments(harness& h, const std::string& name, std::int64_t n) {
     h.report("cub::DeviceSegmented*", "alt", "SKIP", "CUB takes int offsets here: n must be < 2^31");
     return;
   }
-  measure_cub_segmented<V>(h, row, data, n, count, begin, end, /*radix_pairs=*/false);
+  measure_cub_segmented<V>(h, row, data, n, count, begin, end);
 }
 
 }  // namespace

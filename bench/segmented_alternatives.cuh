@@ -21,7 +21,7 @@ namespace bench {
 // verify reads data.out_keys / data.out_values). n < 2^31 (int offsets).
 template <typename V, typename Row>
 void measure_cub_segmented(harness& h, Row&& row, device_data<std::uint32_t, V>& data, std::int64_t n,
-                           std::int64_t count, const int* begin, const int* end, bool radix_pairs = true) {
+                           std::int64_t count, const int* begin, const int* end) {
   constexpr bool pairs = !std::is_void_v<V>;
   const value_t<V>* values_in = data.values.get();
   value_t<V>* values_out = data.out_values.get();
@@ -39,7 +39,6 @@ void measure_cub_segmented(harness& h, Row&& row, device_data<std::uint32_t, V>&
       }
     });
   }
-  if (pairs && !radix_pairs) return;
   // cub::DeviceSegmentedRadixSort: one block per segment
   measure_two_phase(
       h, row(pairs ? "cub::DeviceSegmentedRadixSort::SortPairs" : "cub::DeviceSegmentedRadixSort::SortKeys", "alt"),
