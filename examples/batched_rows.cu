@@ -7,22 +7,10 @@
 #include <random>
 #include <vector>
 
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    const cudaError_t e = (call);                                                              \
-    if (e != cudaSuccess) {                                                                    \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
-      return 1;                                                                                \
-    }                                                                                          \
-  } while (0)
+#include "common/example_util.cuh"
 
 int main() {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("batched_rows: no CUDA device found. This demo sorts on the GPU; run it on a machine with an\n"
-                "NVIDIA GPU (e.g. scripts/gpu-check.sh on the GPU machine).\n");
-    return 0;
-  }
+  if (!example::require_device("batched_rows")) return 0;
   const int rows = 10000, length = 300;
   const std::int64_t n = std::int64_t(rows) * length;
   std::vector<float> scores(n);

@@ -20,6 +20,8 @@
 #include <random>
 #include <vector>
 
+#include "common/example_util.cuh"
+
 namespace {
 
 using tilesort::detail::bitonic_network_stage;
@@ -77,15 +79,6 @@ __global__ void sort_one_block(int* data) {
   data[threadIdx.x] = key;
 }
 
-#define CHECK(call)                                                          \
-  do {                                                                       \
-    const cudaError_t e = (call);                                            \
-    if (e != cudaSuccess) {                                                  \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e)); \
-      return 1;                                                              \
-    }                                                                        \
-  } while (0)
-
 }  // namespace
 
 int main() {
@@ -108,8 +101,7 @@ int main() {
   for (int k = 10; k <= 28; k += 2) std::printf("2^%d: %d   ", k, u32_plan(std::int64_t(1) << k).pass_count());
   std::printf("\n\n4. On the GPU\n");
 
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+  if (!example::cuda_device_present()) {
     std::printf("  no CUDA device: the GPU part needs one (host part above is complete)\n");
     return host_ok ? 0 : 1;
   }

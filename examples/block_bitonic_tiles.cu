@@ -14,6 +14,8 @@
 #include <random>
 #include <vector>
 
+#include "common/example_util.cuh"
+
 namespace {
 
 template <int Tile, typename Key, typename Compare>
@@ -36,15 +38,6 @@ cudaError_t launch_block_sort(Key* d_data, int n, Compare comp = {}, cudaStream_
   sort_tiles<Tile><<<tiles, Tile, 0, stream>>>(d_data, n, comp);
   return cudaGetLastError();
 }
-
-#define CHECK(call)                                                                        \
-  do {                                                                                     \
-    const cudaError_t e = (call);                                                          \
-    if (e != cudaSuccess) {                                                                \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e));               \
-      return 1;                                                                            \
-    }                                                                                      \
-  } while (0)
 
 template <typename Compare>
 bool tiles_sorted(const std::vector<int>& in, const std::vector<int>& out, int tile, Compare comp) {
@@ -72,11 +65,7 @@ int main() {
   constexpr int tile = 256;
   const int n = 10000;  // 39 full tiles and one of 16 keys
   std::printf("block_bitonic_tiles: %d keys, tiles of %d keys, one block per tile\n", n, tile);
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("no CUDA device: this example needs one to run (it only prints this line here)\n");
-    return 0;
-  }
+  if (!example::require_device("block_bitonic_tiles")) return 0;
   std::mt19937 rng(2026);
   std::vector<int> keys(n);
   for (int& k : keys) k = static_cast<int>(rng() % 1000);

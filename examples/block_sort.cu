@@ -12,6 +12,8 @@
 #include <random>
 #include <vector>
 
+#include "common/example_util.cuh"
+
 namespace {
 
 constexpr int block_threads = 128;
@@ -38,19 +40,10 @@ __global__ void __launch_bounds__(block_threads) sort_tiles(std::uint32_t* keys,
   }
 }
 
-bool check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess) std::printf("%s failed: %s\n", what, cudaGetErrorString(status));
-  return status == cudaSuccess;
-}
-
 }  // namespace
 
 int main() {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("block_sort example: no CUDA device here; run it on a GPU machine.\n");
-    return 0;
-  }
+  if (!example::require_device("block_sort")) return 0;
 
   const std::int64_t n = (std::int64_t(1) << 20) + 300;  // a partial last tile
   std::vector<std::uint32_t> keys(n);
@@ -58,16 +51,15 @@ int main() {
   for (auto& k : keys) k = rng();
 
   std::uint32_t* d_keys = nullptr;
-  if (!check(cudaMalloc(&d_keys, n * sizeof(std::uint32_t)), "cudaMalloc")) return 1;
+  CHECK(cudaMalloc(&d_keys, n * sizeof(std::uint32_t)));
   const int tiles = static_cast<int>((n + tile_items - 1) / tile_items);
-  const bool ok = check(cudaMemcpy(d_keys, keys.data(), n * sizeof(std::uint32_t), cudaMemcpyHostToDevice), "upload") &&
-                  (sort_tiles<<<tiles, block_threads>>>(d_keys, n), check(cudaGetLastError(), "launch")) &&
-                  check(cudaDeviceSynchronize(), "sort_tiles");
+  CHECK(cudaMemcpy(d_keys, keys.data(), n * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+  sort_tiles<<<tiles, block_threads>>>(d_keys, n);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
   std::vector<std::uint32_t> sorted(n);
-  const bool copied = ok && check(cudaMemcpy(sorted.data(), d_keys, n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost),
-                                  "download");
-  check(cudaFree(d_keys), "cudaFree");
-  if (!copied) return 1;
+  CHECK(cudaMemcpy(sorted.data(), d_keys, n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+  CHECK(cudaFree(d_keys));
 
   int bad_tiles = 0;
   for (int t = 0; t < tiles; ++t) {

@@ -11,35 +11,18 @@
 #include <tilesort/device/locality_sort.cuh>
 #include <vector>
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t check_error_ = (call);                                            \
-    if (check_error_ != cudaSuccess) {                                                  \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(check_error_)); \
-      return 1;                                                                         \
-    }                                                                                   \
-  } while (0)
+#include "common/example_util.cuh"
 
 namespace {
 
 void print(const char* title, const std::vector<int>& values) {
-  std::printf("%s\n", title);
-  for (std::size_t row = 0; row < values.size(); row += 10) {
-    std::printf("%5zu: ", row);
-    for (std::size_t i = row; i < row + 10 && i < values.size(); ++i) std::printf(" %4d", values[i]);
-    std::printf("\n");
-  }
-  std::printf("\n");
+  example::print_rows(title, values.size(), [&](std::size_t i) { std::printf(" %4d", values[i]); });
 }
 
 }  // namespace
 
 int main() {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("locality_demo: no CUDA device found, nothing to run.\n");
-    return 0;
-  }
+  if (!example::require_device("locality_demo")) return 0;
 
   // ---- the demonstration: 100 keys, i + rand(0, 25)
   const int n = 100;

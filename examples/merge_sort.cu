@@ -15,25 +15,14 @@
 #include <tilesort/device/merge_sort.cuh>
 #include <vector>
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t check_error_ = (call);                                            \
-    if (check_error_ != cudaSuccess) {                                                  \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(check_error_)); \
-      return 1;                                                                         \
-    }                                                                                   \
-  } while (0)
+#include "common/example_util.cuh"
 
 struct by_score_descending {
   __host__ __device__ bool operator()(float a, float b) const { return a > b; }
 };
 
 int main() {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("merge_sort example: no CUDA device found, nothing to run.\n");
-    return 0;
-  }
+  if (!example::require_device("merge_sort")) return 0;
 
   // ---- 1. 10^7 uint8_t keys (the blog's case)
   const std::int64_t n = 10'000'000;

@@ -14,14 +14,7 @@
 #include <tilesort/device/segmented_sort.cuh>
 #include <vector>
 
-#define CHECK(call)                                                                     \
-  do {                                                                                  \
-    const cudaError_t check_error_ = (call);                                            \
-    if (check_error_ != cudaSuccess) {                                                  \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(check_error_)); \
-      return 1;                                                                         \
-    }                                                                                   \
-  } while (0)
+#include "common/example_util.cuh"
 
 namespace {
 
@@ -37,23 +30,15 @@ bool is_head(int i) {
 
 // Rows of 10, "index:" then the values; a segment head is marked by '*'.
 void print(const char* title, const std::vector<int>& values, bool mark_heads) {
-  std::printf("%s\n", title);
-  for (int row = 0; row < n; row += 10) {
-    std::printf("%5d: ", row);
-    for (int i = row; i < row + 10; ++i) std::printf(mark_heads && is_head(i) ? "  *%2d" : "   %2d", values[i]);
-    std::printf("\n");
-  }
-  std::printf("\n");
+  example::print_rows(title, values.size(), [&](std::size_t i) {
+    std::printf(mark_heads && is_head(static_cast<int>(i)) ? "  *%2d" : "   %2d", values[i]);
+  });
 }
 
 }  // namespace
 
 int main() {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("segmented_demo: no CUDA device found, nothing to run.\n");
-    return 0;
-  }
+  if (!example::require_device("segmented_demo")) return 0;
 
   std::mt19937 rng(2024);
   std::vector<int> keys(n), indices(n);

@@ -8,15 +8,7 @@
 #include <random>
 #include <vector>
 
-// Report a failed CUDA call and leave main with an error.
-#define DEMO_CHECK(call)                                                               \
-  do {                                                                                 \
-    const cudaError_t demo_error_ = (call);                                            \
-    if (demo_error_ != cudaSuccess) {                                                  \
-      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(demo_error_)); \
-      return 1;                                                                        \
-    }                                                                                  \
-  } while (0)
+#include "common/example_util.cuh"
 
 // Lane i loads key i, the warp sorts, lane i stores rank i.
 __global__ void sort_one_warp(int* keys) {
@@ -32,13 +24,7 @@ static void print_keys(const char* label, const std::vector<int>& keys) {
 }
 
 int main() {
-  int device_count = 0;
-  const cudaError_t probe = cudaGetDeviceCount(&device_count);
-  if (probe != cudaSuccess || device_count == 0) {
-    std::printf("no CUDA device found (%s): run this demo on a GPU machine\n",
-                probe != cudaSuccess ? cudaGetErrorString(probe) : "device count is 0");
-    return 0;
-  }
+  if (!example::require_device("warp_sort_demo")) return 0;
 
   constexpr int warp_threads = 32;
   std::mt19937 rng(std::random_device{}());
@@ -48,13 +34,13 @@ int main() {
   print_keys("before:", keys);
 
   int* d_keys = nullptr;
-  DEMO_CHECK(cudaMalloc(&d_keys, warp_threads * sizeof(int)));
-  DEMO_CHECK(cudaMemcpy(d_keys, keys.data(), warp_threads * sizeof(int), cudaMemcpyHostToDevice));
+  CHECK(cudaMalloc(&d_keys, warp_threads * sizeof(int)));
+  CHECK(cudaMemcpy(d_keys, keys.data(), warp_threads * sizeof(int), cudaMemcpyHostToDevice));
   sort_one_warp<<<1, warp_threads>>>(d_keys);
-  DEMO_CHECK(cudaGetLastError());
-  DEMO_CHECK(cudaDeviceSynchronize());
-  DEMO_CHECK(cudaMemcpy(keys.data(), d_keys, warp_threads * sizeof(int), cudaMemcpyDeviceToHost));
-  DEMO_CHECK(cudaFree(d_keys));
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  CHECK(cudaMemcpy(keys.data(), d_keys, warp_threads * sizeof(int), cudaMemcpyDeviceToHost));
+  CHECK(cudaFree(d_keys));
   print_keys("after:", keys);
 
   const bool sorted = std::is_sorted(keys.begin(), keys.end());
