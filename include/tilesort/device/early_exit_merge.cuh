@@ -184,54 +184,18 @@ TILESORT_DEVICE unsigned warp_reserve(unsigned* count, bool wants) {
 }
 
 // ------------------------------------------------------------------ blocksort
-// A warp moves 32 x Items consecutive items between global memory (striped:
-// each access is one contiguous row of 32) and registers (blocked: lane l
-// holds l·Items + i) through its own padded region of shared memory. `valid`
-// counts the warp's in-range items (any int; <= 0: none); out-of-range
-// register slots get `*fill` (a real item), so no comparator sees garbage.
-template <bool Full, int Items, typename T>
-TILESORT_DEVICE void early_exit_warp_load(const T* src, int valid, T* region, int lane, T (&items)[Items],
-                                          const T* fill) {
-#pragma unroll
-  for (int k = 0; k < Items; ++k) {
-    const int j = lane + 32 * k;
-    if (Full || j < valid) region[transpose_slot<T>(j)] = src[j];
-  }
-  __syncwarp();
-#pragma unroll
-  for (int i = 0; i < Items; ++i) {
-    const int j = lane * Items + i;
-    items[i] = (Full || j < valid) ? region[transpose_slot<T>(j)] : *fill;
-  }
-}
-
-template <bool Full, int Items, typename T>
-TILESORT_DEVICE void early_exit_warp_store(T* dst, int valid, T* region, int lane, const T (&items)[Items]) {
-#pragma unroll
-  for (int i = 0; i < Items; ++i) region[transpose_slot<T>(lane * Items + i)] = items[i];
-  __syncwarp();
-#pragma unroll
-  for (int k = 0; k < Items; ++k) {
-    const int j = lane + 32 * k;
-    if (Full || j < valid) dst[j] = region[transpose_slot<T>(j)];
-  }
-}
-
+// merge_sort's blocksort pieces (block_sort, the warp transposes between
+// striped global memory and blocked registers, their shared storage), plus
+// one key per warp for the in-order check.
 template <typename Policy, typename Key, typename Value>
 struct early_exit_blocksort_shared {
-  static constexpr bool pairs = early_exit_has_values<Value>;
-  static constexpr int warps = Policy::block_threads / 32;
-  static constexpr int warp_items = 32 * Policy::block_items;
-  using sort_type = block_sort<Key, Policy::block_threads, Policy::block_items, std::conditional_t<pairs, Value, void>>;
-  struct transpose_storage {
-    Key keys[warps][transpose_slots<Key>(warp_items)];
-    Value values[warps][pairs ? transpose_slots<Value>(warp_items) : 1];
-  };
-  // The transposes and the sort never overlap in time (barriers between them).
-  union storage {
-    typename sort_type::temp_storage sort;
-    transpose_storage transpose;
-  };
+  using parts = merge_sort_blocksort_parts<Key, Value, Policy::block_threads, Policy::block_items>;
+  using storage = typename parts::storage;
+  using transpose = typename parts::transpose;
+  using sort_type = typename parts::sort_type;
+  static constexpr bool pairs = parts::pairs;
+  static constexpr int warps = parts::warps;
+  static constexpr int warp_items = parts::warp_items;
   static constexpr std::size_t last_keys_offset = (sizeof(storage) + alignof(Key) - 1) / alignof(Key) * alignof(Key);
   static constexpr std::size_t bytes = last_keys_offset + warps * sizeof(Key);
   static_assert(alignof(storage) <= 16 && alignof(Key) <= 16, "dynamic shared memory is 16-byte aligned");
@@ -254,6 +218,7 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
                                                const Value* values_in, const merge_buffers<Key, Value>& buffers,
                                                merge_control* control, Compare comp) {
   using shared = early_exit_blocksort_shared<Policy, Key, Value>;
+  using transpose = typename shared::transpose;
   constexpr int items = Policy::block_items;
   constexpr bool pairs = shared::pairs;
   auto& storage = *reinterpret_cast<typename shared::storage*>(early_exit_smem);
@@ -269,11 +234,14 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
   {
     const std::int64_t begin = state.begin;
     const int warp_valid = valid - warp_offset;
-    early_exit_warp_load<Full>(keys_in + begin + warp_offset, warp_valid, storage.transpose.keys[warp], lane, keys,
-                               keys_in + begin);
+    Key* key_region = storage.transpose.keys[warp];
+    Value* value_region = storage.transpose.values[warp];
+    transpose::template load_striped<Full>(keys_in + begin + warp_offset, warp_valid, key_region, lane);
     if constexpr (pairs)
-      early_exit_warp_load<Full>(values_in + begin + warp_offset, warp_valid, storage.transpose.values[warp], lane,
-                                 values, values_in + begin);
+      transpose::template load_striped<Full>(values_in + begin + warp_offset, warp_valid, value_region, lane);
+    __syncwarp();
+    transpose::template read_blocked<Full>(key_region, warp_valid, lane, keys, keys_in + begin);
+    if constexpr (pairs) transpose::template read_blocked<Full>(value_region, warp_valid, lane, values, values_in + begin);
   }
 
   // Already in order? Each thread checks its own keys and its predecessor's last.
@@ -298,22 +266,7 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
     state.ordered = tile_ordered;
   }
 
-  if (!tile_ordered) {
-    typename shared::sort_type sorter(storage.sort);
-    if constexpr (pairs) {
-      if constexpr (Full) {
-        sorter.sort_pairs(keys, values, comp);
-      } else {
-        sorter.sort_pairs(keys, values, valid, comp);
-      }
-    } else {
-      if constexpr (Full) {
-        sorter.sort(keys, comp);
-      } else {
-        sorter.sort(keys, valid, comp);
-      }
-    }
-  }
+  if (!tile_ordered) merge_sort_sort_registers<Full, typename shared::parts>(storage, keys, values, valid, comp);
   __syncthreads();  // the transposes below reuse the sort's shared memory; `state` is complete
 
   valid = state.valid;
@@ -322,14 +275,21 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
   const bool in_order = state.ordered;
   const int warp_valid = valid - warp_offset;
   Key* keys_dst = buffers.keys(location) + begin;
+  Value* values_dst = nullptr;
+  if constexpr (pairs) values_dst = buffers.values(location) + begin;
   // An in-order tile sorted in place is already where it belongs.
-  if (!(in_order && keys_dst == keys_in + begin))
-    early_exit_warp_store<Full>(keys_dst + warp_offset, warp_valid, storage.transpose.keys[warp], lane, keys);
-  if constexpr (pairs) {
-    Value* values_dst = buffers.values(location) + begin;
-    if (!(in_order && values_dst == values_in + begin))
-      early_exit_warp_store<Full>(values_dst + warp_offset, warp_valid, storage.transpose.values[warp], lane, values);
-  }
+  const bool store_keys = !(in_order && keys_dst == keys_in + begin);
+  bool store_values = false;
+  if constexpr (pairs) store_values = !(in_order && values_dst == values_in + begin);
+  Key* key_region = storage.transpose.keys[warp];
+  Value* value_region = storage.transpose.values[warp];
+  if (store_keys) transpose::write_blocked(key_region, lane, keys);
+  if constexpr (pairs)
+    if (store_values) transpose::write_blocked(value_region, lane, values);
+  __syncwarp();
+  if (store_keys) transpose::template store_striped<Full>(key_region, warp_valid, keys_dst + warp_offset, lane);
+  if constexpr (pairs)
+    if (store_values) transpose::template store_striped<Full>(value_region, warp_valid, values_dst + warp_offset, lane);
   if (threadIdx.x < early_exit_tiling<Policy>::merge_tiles_per_block) state.locations[threadIdx.x] = location;
   if (threadIdx.x == 0) {
     atomicAdd(&control->blocksort_tiles, 1ull);

@@ -231,6 +231,26 @@ struct merge_sort_blocksort_parts {
   };
 };
 
+// block_sort on a tile in registers (blocked; `valid` in range unless Full).
+template <bool Full, typename Parts, int Items, typename Key, typename Value, typename Compare>
+TILESORT_DEVICE void merge_sort_sort_registers(typename Parts::storage& storage, Key (&keys)[Items],
+                                               Value (&values)[Items], int valid, Compare comp) {
+  typename Parts::sort_type sorter(storage.sort);
+  if constexpr (Parts::pairs) {
+    if constexpr (Full) {
+      sorter.sort_pairs(keys, values, comp);
+    } else {
+      sorter.sort_pairs(keys, values, valid, comp);
+    }
+  } else {
+    if constexpr (Full) {
+      sorter.sort(keys, comp);
+    } else {
+      sorter.sort(keys, valid, comp);
+    }
+  }
+}
+
 // Load a tile (warp transposes to the blocked arrangement) and sort it:
 // thread t ends with ranks t·Items .. t·Items + Items - 1 in keys/values.
 template <bool Full, typename Parts, int Items, typename Key, typename Value, typename Compare>
@@ -246,20 +266,7 @@ TILESORT_DEVICE void merge_sort_blocksort_load_sort(typename Parts::storage &sto
   if constexpr (Parts::pairs) transpose::template read_blocked<Full>(w.values, w.valid, w.lane, values, values_in);
   __syncthreads();  // the sort reuses the transpose bytes
 
-  typename Parts::sort_type sorter(storage.sort);
-  if constexpr (Parts::pairs) {
-    if constexpr (Full) {
-      sorter.sort_pairs(keys, values, comp);
-    } else {
-      sorter.sort_pairs(keys, values, valid, comp);
-    }
-  } else {
-    if constexpr (Full) {
-      sorter.sort(keys, comp);
-    } else {
-      sorter.sort(keys, valid, comp);
-    }
-  }
+  merge_sort_sort_registers<Full, Parts>(storage, keys, values, valid, comp);
   __syncthreads();  // every thread is done with the sort's storage
 }
 

@@ -31,22 +31,39 @@ namespace tilesort {
 // Row sorters for uniform segments, by increasing capacity (threads x items).
 // Chosen for the H100 (sm_90) with tilesort-bench's segmented cases; 8-byte
 // keys or pairs use half the items per thread to stay clear of register spills.
+// Pairs leave the warp sorters above 64 keys: the warp network moves key,
+// rank and value at each of its log^2 stages, block_sort's merges move them
+// log times (2026-11-23, H100, u32 pairs: 17.6 GKeys/s for 256-key rows by
+// warps of 8 items, 83.0 for 1024-key rows by blocks of 128 x 8).
 template <typename Key, typename Value = void>
 struct uniform_segments_policy {
   struct shape {
     int threads;
     int items;
   };
-  static constexpr std::size_t value_bytes = std::is_void_v<Value> ? 0 : sizeof(std::conditional_t<std::is_void_v<Value>, char, Value>);
+  static constexpr std::size_t value_bytes =
+      std::is_void_v<Value> ? 0 : sizeof(std::conditional_t<std::is_void_v<Value>, char, Value>);
+  static constexpr bool pairs = value_bytes > 0;
   static constexpr bool wide = sizeof(Key) + value_bytes > 8;
   static constexpr int warp_block_threads = 128;  // threads per block of the warp-per-row kernel
-  static constexpr shape warp_shapes[] = {{8, 4}, {16, 4}, {32, 4}, {32, wide ? 4 : 8}, {32, wide ? 8 : 16}};
-  static constexpr shape block_shapes[] = {{128, wide ? 4 : 8}, {128, wide ? 8 : 16}, {256, wide ? 8 : 16},
-                                           {512, wide ? 8 : 16}};
-  static constexpr int warp_shape_count = sizeof(warp_shapes) / sizeof(shape);
-  static constexpr int block_shape_count = sizeof(block_shapes) / sizeof(shape);
-  static constexpr std::int64_t max_row = std::int64_t(block_shapes[block_shape_count - 1].threads) *
-                                          block_shapes[block_shape_count - 1].items;
+
+ private:
+  static constexpr shape key_warps[] = {{8, 4}, {16, 4}, {32, 4}, {32, wide ? 4 : 8}, {32, wide ? 8 : 16}};
+  static constexpr shape key_blocks[] = {{128, wide ? 4 : 8}, {128, wide ? 8 : 16}, {256, wide ? 8 : 16},
+                                         {512, wide ? 8 : 16}};
+  static constexpr shape pair_warps[] = {{8, 4}, {16, 4}};
+  static constexpr shape pair_blocks[] = {{32, 4},           {64, 4},           {128, 4},          {128, 8},
+                                          {wide ? 256 : 128, wide ? 8 : 16}, {wide ? 512 : 256, wide ? 8 : 16},
+                                          {wide ? 512 : 512, wide ? 8 : 16}};
+  static constexpr int pair_block_count = wide ? 6 : 7;  // wide pairs stop at 512 x 8
+
+ public:
+  static constexpr int warp_shape_count = pairs ? 2 : 5;
+  static constexpr int block_shape_count = pairs ? pair_block_count : 4;
+  static constexpr shape warp_shape(int i) { return pairs ? pair_warps[i] : key_warps[i]; }
+  static constexpr shape block_shape(int i) { return pairs ? pair_blocks[i] : key_blocks[i]; }
+  static constexpr std::int64_t max_row =
+      std::int64_t(block_shape(block_shape_count - 1).threads) * block_shape(block_shape_count - 1).items;
 };
 
 namespace detail {
@@ -193,11 +210,11 @@ template <typename Policy, int Shape, typename Rows, typename Key, typename Valu
 cudaError_t launch_row_sorter(Rows rows, unsigned grid, const Key* keys_in, Key* keys_out, const Value* values_in,
                               Value* values_out, Compare comp, cudaStream_t stream) {
   if constexpr (Shape < Policy::warp_shape_count) {
-    constexpr auto shape = Policy::warp_shapes[Shape];
+    constexpr auto shape = Policy::warp_shape(Shape);
     sort_rows_by_warps<shape.threads, shape.items, Policy::warp_block_threads>
         <<<grid, Policy::warp_block_threads, 0, stream>>>(rows, keys_in, keys_out, values_in, values_out, comp);
   } else {
-    constexpr auto shape = Policy::block_shapes[Shape - Policy::warp_shape_count];
+    constexpr auto shape = Policy::block_shape(Shape - Policy::warp_shape_count);
     using sorter = block_sort<Key, shape.threads, shape.items, std::conditional_t<has_values<Value>, Value, void>>;
     constexpr std::size_t shared_bytes = sizeof(typename sorter::temp_storage);
     auto* kernel = sort_rows_by_blocks<shape.threads, shape.items, Rows, Key, Value, Compare>;
@@ -210,11 +227,11 @@ cudaError_t launch_row_sorter(Rows rows, unsigned grid, const Key* keys_in, Key*
 template <typename Policy>
 constexpr int row_sorter_threads(int shape) {
   return shape < Policy::warp_shape_count ? Policy::warp_block_threads
-                                          : Policy::block_shapes[shape - Policy::warp_shape_count].threads;
+                                          : Policy::block_shape(shape - Policy::warp_shape_count).threads;
 }
 template <typename Policy>
 constexpr int rows_per_block(int shape) {
-  return shape < Policy::warp_shape_count ? Policy::warp_block_threads / Policy::warp_shapes[shape].threads : 1;
+  return shape < Policy::warp_shape_count ? Policy::warp_block_threads / Policy::warp_shape(shape).threads : 1;
 }
 
 // Uniform rows: the first shape that holds a row sorts them all, one row per
@@ -223,10 +240,9 @@ template <typename Policy, int Shape, typename Key, typename Value, typename Com
 cudaError_t launch_uniform_rows(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                 std::int64_t n, std::int64_t length, Compare comp, cudaStream_t stream) {
   if constexpr (Shape < Policy::warp_shape_count + Policy::block_shape_count) {
-    constexpr int capacity = Shape < Policy::warp_shape_count
-                                 ? Policy::warp_shapes[Shape].threads * Policy::warp_shapes[Shape].items
-                                 : Policy::block_shapes[Shape - Policy::warp_shape_count].threads *
-                                       Policy::block_shapes[Shape - Policy::warp_shape_count].items;
+    constexpr auto shape = Shape < Policy::warp_shape_count ? Policy::warp_shape(Shape)
+                                                            : Policy::block_shape(Shape - Policy::warp_shape_count);
+    constexpr int capacity = shape.threads * shape.items;
     if (length > capacity)
       return launch_uniform_rows<Policy, Shape + 1>(keys_in, keys_out, values_in, values_out, n, length, comp, stream);
     const uniform_rows rows{n, length};

@@ -100,10 +100,9 @@ struct segmented_sort_policy {
   static constexpr int flag_words_per_thread = 8;  // 256 x 8 words = 65536 positions per block
   static constexpr int resident_threads = 2048;
   static constexpr int bin_capacity(int bin) {
-    return bin < sorters::warp_shape_count
-               ? sorters::warp_shapes[bin].threads * sorters::warp_shapes[bin].items
-               : sorters::block_shapes[bin - sorters::warp_shape_count].threads *
-                     sorters::block_shapes[bin - sorters::warp_shape_count].items;
+    const auto shape = bin < sorters::warp_shape_count ? sorters::warp_shape(bin)
+                                                       : sorters::block_shape(bin - sorters::warp_shape_count);
+    return shape.threads * shape.items;
   }
 };
 
