@@ -47,7 +47,7 @@ TEST(MergeSortPlan, TilesAndPasses) {
       {(std::int64_t(1) << 31) + 1000, 262145, 19},
       {std::int64_t(1) << 40, std::int64_t(1) << 27, 27},
   };
-  for (const auto &c : cases) {
+  for (const auto& c : cases) {
     SCOPED_TRACE("n=" + std::to_string(c.n));
     const merge_sort_plan plan = make_merge_sort_plan(c.n, tile, 4096);
     EXPECT_EQ(c.tiles, plan.tiles);
@@ -180,16 +180,16 @@ struct item {
 
 // Mirrors device/merge_sort.cuh step by step; returns the buffer the last step
 // wrote, which must be `out`.
-std::vector<item> *simulate(const std::vector<item> &in, std::vector<item> &out, std::vector<item> &temp, bool in_place,
+std::vector<item>* simulate(const std::vector<item>& in, std::vector<item>& out, std::vector<item>& temp, bool in_place,
                             int tile, int merge_tile) {
   const std::int64_t n = static_cast<std::int64_t>(in.size());
   const merge_sort_plan plan = make_merge_sort_plan(n, tile, merge_tile);
   auto buffer_of = [&](int step) { return plan.writes_output(step) ? &out : &temp; };
-  auto by_key = [](const item &a, const item &b) { return a.key < b.key; };
+  auto by_key = [](const item& a, const item& b) { return a.key < b.key; };
   if (in_place) out = in;
-  const std::vector<item> &source = in_place ? out : in;
+  const std::vector<item>& source = in_place ? out : in;
   // Step 0: each tile stably sorted from the input into the first buffer.
-  std::vector<item> *dst = buffer_of(0);
+  std::vector<item>* dst = buffer_of(0);
   for (std::int64_t t = 0; t < plan.tiles; ++t) {
     const std::int64_t b = t * tile, e = std::min(b + tile, n);
     std::vector<item> chunk(source.begin() + b, source.begin() + e);
@@ -197,8 +197,8 @@ std::vector<item> *simulate(const std::vector<item> &in, std::vector<item> &out,
     std::copy(chunk.begin(), chunk.end(), dst->begin() + b);
   }
   for (int pass = 0; pass < plan.merge_passes; ++pass) {
-    const std::vector<item> &src = *buffer_of(pass);
-    std::vector<item> &to = *buffer_of(pass + 1);
+    const std::vector<item>& src = *buffer_of(pass);
+    std::vector<item>& to = *buffer_of(pass + 1);
     EXPECT_NE(&src, &to);
     const std::int64_t run = plan.run_length(pass);
     std::vector<std::int64_t> partitions(plan.partition_count());
@@ -221,16 +221,16 @@ std::vector<item> *simulate(const std::vector<item> &in, std::vector<item> &out,
   return buffer_of(plan.merge_passes);
 }
 
-void check_simulation(std::int64_t n, int tile, int merge_tile, int distinct, std::mt19937_64 &rng) {
+void check_simulation(std::int64_t n, int tile, int merge_tile, int distinct, std::mt19937_64& rng) {
   SCOPED_TRACE("n=" + std::to_string(n) + " tile=" + std::to_string(tile) +
                " merge_tile=" + std::to_string(merge_tile) + " distinct=" + std::to_string(distinct));
   std::vector<item> in(n);
   for (std::int64_t i = 0; i < n; ++i) in[i] = {static_cast<int>(rng() % distinct), static_cast<int>(i)};
   std::vector<item> ref = in;
-  std::stable_sort(ref.begin(), ref.end(), [](const item &a, const item &b) { return a.key < b.key; });
+  std::stable_sort(ref.begin(), ref.end(), [](const item& a, const item& b) { return a.key < b.key; });
   for (const bool in_place : {false, true}) {
     std::vector<item> out(n, item{-7, -7}), temp(n, item{-9, -9});
-    const std::vector<item> *last = simulate(in, out, temp, in_place, tile, merge_tile);
+    const std::vector<item>* last = simulate(in, out, temp, in_place, tile, merge_tile);
     ASSERT_EQ(&out, last) << "the last step did not write keys_out";
     for (std::int64_t i = 0; i < n; ++i) {
       ASSERT_EQ(ref[i].key, out[i].key) << "index " << i << (in_place ? " (in place)" : "");
@@ -246,7 +246,7 @@ TEST(MergeSortPlan, HostSimulationMatchesStableSort) {
   // (blocksort tile, merge tile) shapes with merge_tile | 2·tile, small enough
   // for many passes.
   const std::pair<int, int> shapes[] = {{8, 4}, {8, 8}, {8, 16}, {16, 4}, {4, 8}, {12, 8}, {6, 4}, {32, 64}};
-  for (const auto &[tile, merge_tile] : shapes) {
+  for (const auto& [tile, merge_tile] : shapes) {
     ASSERT_EQ(0, (2 * tile) % merge_tile);
     for (std::int64_t n = 0; n <= 8 * tile + 3; ++n) check_simulation(n, tile, merge_tile, 3, rng);
     for (int trial = 0; trial < 20; ++trial) {
@@ -265,7 +265,7 @@ TEST(MergeSortPlan, HostSimulationPolicyShapes) {
   std::mt19937_64 rng(seed);
   // The device policy's shapes (T = 8192 / M = 4096, and the halved ones for
   // bigger items).
-  for (const auto &[tile, merge_tile] : {std::pair<int, int>{8192, 4096}, {4096, 2048}, {2048, 1024}}) {
+  for (const auto& [tile, merge_tile] : {std::pair<int, int>{8192, 4096}, {4096, 2048}, {2048, 1024}}) {
     for (std::int64_t n : {std::int64_t(tile) - 1, std::int64_t(tile), std::int64_t(tile) + 1,
                            std::int64_t(merge_tile) * 3 + 17, std::int64_t(tile) * 5 + 3, std::int64_t(100003)})
       check_simulation(n, tile, merge_tile, 50, rng);
@@ -292,7 +292,7 @@ struct tagged {
   int tag;  // original index for keys-only runs: stability visible in the keys
 };
 struct tagged_less {
-  TILESORT_HD bool operator()(const tagged &a, const tagged &b) const { return a.key < b.key; }
+  TILESORT_HD bool operator()(const tagged& a, const tagged& b) const { return a.key < b.key; }
 };
 
 constexpr int poison_key = -123456789;
@@ -300,7 +300,7 @@ constexpr int poison_key = -123456789;
 // merge_sort_blocksort_tile, thread by thread: warp transposes in, a stable
 // sort of the blocked registers (block_sort's contract), warp transposes out.
 template <typename Policy, typename Key, typename Value, typename Compare>
-void emulate_blocksort_tile(const Key *keys_in, Key *keys_out, const Value *values_in, Value *values_out, int valid,
+void emulate_blocksort_tile(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, int valid,
                             Compare comp) {
   constexpr int threads = Policy::block_threads, items = Policy::block_items, warps = threads / 32;
   constexpr bool pairs = merge_sort_has_values<Value>;
@@ -327,7 +327,7 @@ void emulate_blocksort_tile(const Key *keys_in, Key *keys_out, const Value *valu
       }
     }
     for (int lane = 0; lane < 32; ++lane) {
-      registers &r = regs[warp * 32 + lane];
+      registers& r = regs[warp * 32 + lane];
       if (full) {
         transpose::template read_blocked<true>(key_region.data(), warp_valid, lane, r.keys, keys_in);
         if constexpr (pairs)
@@ -345,7 +345,7 @@ void emulate_blocksort_tile(const Key *keys_in, Key *keys_out, const Value *valu
   // valid keys, stably sorted.
   std::vector<std::pair<Key, Value>> tile;
   for (int p = 0; p < valid; ++p) tile.push_back({regs[p / items].keys[p % items], regs[p / items].values[p % items]});
-  std::stable_sort(tile.begin(), tile.end(), [&](const auto &a, const auto &b) { return comp(a.first, b.first); });
+  std::stable_sort(tile.begin(), tile.end(), [&](const auto& a, const auto& b) { return comp(a.first, b.first); });
   for (int p = 0; p < valid; ++p) {
     regs[p / items].keys[p % items] = tile[p].first;
     regs[p / items].values[p % items] = tile[p].second;
@@ -376,7 +376,7 @@ void emulate_blocksort_tile(const Key *keys_in, Key *keys_out, const Value *valu
 // destinations: global pointers, or the cluster rounds' tile iterators).
 template <int threads, int items, bool Full, typename Key, typename Value, typename KeySrc, typename KeyDst,
           typename ValueSrc, typename ValueDst, typename Compare>
-void emulate_merge_tile(const merge_tile_slices &slices, KeySrc keys_src, KeyDst keys_dst, ValueSrc values_src,
+void emulate_merge_tile(const merge_tile_slices& slices, KeySrc keys_src, KeyDst keys_dst, ValueSrc values_src,
                         ValueDst values_dst, Compare comp) {
   constexpr bool pairs = merge_sort_has_values<Value>;
   using steps = merge_sort_merge_steps<threads, items>;
@@ -401,7 +401,7 @@ void emulate_merge_tile(const merge_tile_slices &slices, KeySrc keys_src, KeyDst
 // and round by round, through the same iterators, partitions and steps. Tile
 // buffers start poisoned, so a read past a block's valid items shows.
 template <typename Policy, typename Key, typename Value, typename Compare>
-void emulate_cluster_sort(const Key *keys_in, Key *keys_out, const Value *values_in, Value *values_out, std::int64_t n,
+void emulate_cluster_sort(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, std::int64_t n,
                           Compare comp) {
   constexpr int C = Policy::cluster_blocks, T = Policy::tile_items;
   constexpr bool pairs = merge_sort_has_values<Value>;
@@ -410,8 +410,8 @@ void emulate_cluster_sort(const Key *keys_in, Key *keys_out, const Value *values
     std::vector<std::vector<Key>> key_buffers(2 * C,
                                               std::vector<Key>(transpose_slots<Key>(T), Key{poison_key, poison_key}));
     std::vector<std::vector<Value>> value_buffers(2 * C, std::vector<Value>(transpose_slots<Value>(T)));
-    std::vector<Key *> key_tiles(2 * C);  // generation g, block r: [g * C + r]
-    std::vector<Value *> value_tiles(2 * C);
+    std::vector<Key*> key_tiles(2 * C);  // generation g, block r: [g * C + r]
+    std::vector<Value*> value_tiles(2 * C);
     for (int i = 0; i < 2 * C; ++i) {
       key_tiles[i] = key_buffers[i].data();
       value_tiles[i] = value_buffers[i].data();
@@ -455,7 +455,7 @@ void emulate_cluster_sort(const Key *keys_in, Key *keys_out, const Value *values
 
 // merge_sort_launch on the host: same plan, same buffers, same steps.
 template <typename Policy, typename Key, typename Value, typename Compare>
-void emulate_merge_sort(const Key *keys_in, Key *keys_out, const Value *values_in, Value *values_out, std::int64_t n,
+void emulate_merge_sort(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, std::int64_t n,
                         Compare comp) {
   const int run_items = merge_sort_run_items<Policy>(n, true);
   const merge_sort_plan plan = make_merge_sort_plan(n, run_items, Policy::merge_tile_items);
@@ -475,7 +475,7 @@ void emulate_merge_sort(const Key *keys_in, Key *keys_out, const Value *values_i
     }
   }
   for (int pass = 0; pass < plan.merge_passes; ++pass) {
-    const Key *src = keys_of(pass);
+    const Key* src = keys_of(pass);
     const std::int64_t run = plan.run_length(pass);
     std::vector<std::int64_t> partitions(plan.partition_count());
     for (std::int64_t i = 0; i < plan.partition_count(); ++i)
@@ -496,7 +496,7 @@ void emulate_merge_sort(const Key *keys_in, Key *keys_out, const Value *values_i
 }
 
 template <typename Policy>
-void check_emulation(std::int64_t n, int distinct, bool in_place, std::mt19937_64 &rng) {
+void check_emulation(std::int64_t n, int distinct, bool in_place, std::mt19937_64& rng) {
   SCOPED_TRACE("n=" + std::to_string(n) + " tile=" + std::to_string(Policy::tile_items) +
                " merge tile=" + std::to_string(Policy::merge_tile_items) + (in_place ? " in place" : " copy"));
   std::vector<tagged> in(n);
@@ -506,8 +506,8 @@ void check_emulation(std::int64_t n, int distinct, bool in_place, std::mt19937_6
 
   // Keys only (the tag is the original index: stability is visible).
   std::vector<tagged> keys = in, out(n, tagged{poison_key, poison_key});
-  tagged *dst = in_place ? keys.data() : out.data();
-  emulate_merge_sort<Policy>(keys.data(), dst, static_cast<const no_value *>(nullptr), static_cast<no_value *>(nullptr),
+  tagged* dst = in_place ? keys.data() : out.data();
+  emulate_merge_sort<Policy>(keys.data(), dst, static_cast<const no_value*>(nullptr), static_cast<no_value*>(nullptr),
                              n, tagged_less{});
   for (std::int64_t i = 0; i < n; ++i) {
     ASSERT_EQ(ref[i].key, dst[i].key) << "keys only, index " << i;
@@ -523,8 +523,8 @@ void check_emulation(std::int64_t n, int distinct, bool in_place, std::mt19937_6
     pair_keys[i] = {in[i].key, 0};
     values[i] = i;
   }
-  tagged *kdst = in_place ? pair_keys.data() : pair_out.data();
-  std::int64_t *vdst = in_place ? values.data() : values_out.data();
+  tagged* kdst = in_place ? pair_keys.data() : pair_out.data();
+  std::int64_t* vdst = in_place ? values.data() : values_out.data();
   emulate_merge_sort<Policy>(pair_keys.data(), kdst, values.data(), vdst, n, tagged_less{});
   for (std::int64_t i = 0; i < n; ++i) {
     ASSERT_EQ(ref[i].key, kdst[i].key) << "pairs, index " << i;
@@ -533,7 +533,7 @@ void check_emulation(std::int64_t n, int distinct, bool in_place, std::mt19937_6
 }
 
 template <typename Policy>
-void check_emulation_sizes(std::mt19937_64 &rng) {
+void check_emulation_sizes(std::mt19937_64& rng) {
   const std::int64_t t = Policy::tile_items, m = Policy::merge_tile_items;
   std::vector<std::int64_t> sizes = {0,
                                      1,
@@ -638,12 +638,11 @@ TEST(MergeSortPlan, TempLayout) {
 
   // Carving: typed pointers at the offsets; null where a buffer has no bytes.
   alignas(256) static char storage[1];
-  void *base = storage;
+  void* base = storage;
   auto buffers = carve_merge_sort_temp<std::uint64_t, float>(base, layout);
-  EXPECT_EQ(static_cast<void *>(storage), static_cast<void *>(buffers.keys));
-  EXPECT_EQ(static_cast<const void *>(storage + layout.values_offset), static_cast<const void *>(buffers.values));
-  EXPECT_EQ(static_cast<const void *>(storage + layout.partitions_offset),
-            static_cast<const void *>(buffers.partitions));
+  EXPECT_EQ(static_cast<void*>(storage), static_cast<void*>(buffers.keys));
+  EXPECT_EQ(static_cast<const void*>(storage + layout.values_offset), static_cast<const void*>(buffers.values));
+  EXPECT_EQ(static_cast<const void*>(storage + layout.partitions_offset), static_cast<const void*>(buffers.partitions));
   auto keys_only = carve_merge_sort_temp<std::uint8_t, int>(
       base, make_merge_sort_temp_layout(make_merge_sort_plan(big, 8192, 4096), 1, 0));
   EXPECT_EQ(nullptr, keys_only.values);
@@ -657,7 +656,7 @@ TEST(MergeSortPlan, TempLayout) {
 // shared-memory banks Shared-memory wavefronts one warp-wide access needs: 32
 // banks of 4 bytes; accesses of 8 (16) bytes are served per half (quarter)
 // warp. Lanes reading the same 4-byte word share it (broadcast).
-int wavefronts(const std::vector<std::int64_t> &byte_address, int access_bytes) {
+int wavefronts(const std::vector<std::int64_t>& byte_address, int access_bytes) {
   const int group = access_bytes <= 4 ? 32 : 128 / access_bytes;
   int total = 0;
   for (int first = 0; first < 32; first += group) {
@@ -668,7 +667,7 @@ int wavefronts(const std::vector<std::int64_t> &byte_address, int access_bytes) 
         words_per_bank[static_cast<int>(word % 32)].insert(word);
       }
     std::size_t worst = 0;
-    for (const auto &[bank, words] : words_per_bank) worst = std::max(worst, words.size());
+    for (const auto& [bank, words] : words_per_bank) worst = std::max(worst, words.size());
     total += static_cast<int>(worst);
   }
   return total;

@@ -161,7 +161,7 @@ template <int Items>
 struct merge_sort_warp_transpose {
   // Load, step 1: global (striped) -> region.
   template <bool Full, typename T>
-  TILESORT_HD static void load_striped(const T *src, int valid, T *region, int lane) {
+  TILESORT_HD static void load_striped(const T* src, int valid, T* region, int lane) {
 #pragma unroll
     for (int k = 0; k < Items; ++k) {
       const int j = lane + 32 * k;
@@ -171,7 +171,7 @@ struct merge_sort_warp_transpose {
   // Load, step 2: region -> registers (blocked). Out-of-range slots get a
   // real item (`fill`: the tile's first), so no comparator ever sees garbage.
   template <bool Full, typename T>
-  TILESORT_HD static void read_blocked(const T *region, int valid, int lane, T (&items)[Items], const T *fill) {
+  TILESORT_HD static void read_blocked(const T* region, int valid, int lane, T (&items)[Items], const T* fill) {
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
       const int j = lane * Items + i;
@@ -184,13 +184,13 @@ struct merge_sort_warp_transpose {
   }
   // Store, step 1: registers (blocked) -> region.
   template <typename T>
-  TILESORT_HD static void write_blocked(T *region, int lane, const T (&items)[Items]) {
+  TILESORT_HD static void write_blocked(T* region, int lane, const T (&items)[Items]) {
 #pragma unroll
     for (int i = 0; i < Items; ++i) region[transpose_slot<T>(lane * Items + i)] = items[i];
   }
   // Store, step 2: region -> global (striped), in-range items only.
   template <bool Full, typename T>
-  TILESORT_HD static void store_striped(const T *region, int valid, T *dst, int lane) {
+  TILESORT_HD static void store_striped(const T* region, int valid, T* dst, int lane) {
 #pragma unroll
     for (int k = 0; k < Items; ++k) {
       const int j = lane + 32 * k;
@@ -220,9 +220,9 @@ struct merge_sort_blocksort_parts {
   // of the tile (`valid` of them in range) and its transpose regions.
   struct warp_view {
     int lane, offset, valid;
-    Key *keys;
-    Value *values;
-    TILESORT_DEVICE warp_view(storage &s, int tile_valid)
+    Key* keys;
+    Value* values;
+    TILESORT_DEVICE warp_view(storage& s, int tile_valid)
         : lane(static_cast<int>(threadIdx.x) % 32),
           offset(static_cast<int>(threadIdx.x) / 32 * warp_items),
           valid(tile_valid - offset),
@@ -254,8 +254,8 @@ TILESORT_DEVICE void merge_sort_sort_registers(typename Parts::storage& storage,
 // Load a tile (warp transposes to the blocked arrangement) and sort it:
 // thread t ends with ranks t·Items .. t·Items + Items - 1 in keys/values.
 template <bool Full, typename Parts, int Items, typename Key, typename Value, typename Compare>
-TILESORT_DEVICE void merge_sort_blocksort_load_sort(typename Parts::storage &storage, const Key *keys_in,
-                                                    const Value *values_in, int valid, Compare comp, Key (&keys)[Items],
+TILESORT_DEVICE void merge_sort_blocksort_load_sort(typename Parts::storage& storage, const Key* keys_in,
+                                                    const Value* values_in, int valid, Compare comp, Key (&keys)[Items],
                                                     Value (&values)[Items]) {
   using transpose = typename Parts::transpose;
   const typename Parts::warp_view w(storage, valid);
@@ -271,8 +271,8 @@ TILESORT_DEVICE void merge_sort_blocksort_load_sort(typename Parts::storage &sto
 }
 
 template <bool Full, typename Parts, int Items, typename Key, typename Value, typename Compare>
-TILESORT_DEVICE void merge_sort_blocksort_tile(typename Parts::storage &storage, const Key *keys_in, Key *keys_out,
-                                               const Value *values_in, Value *values_out, int valid, Compare comp) {
+TILESORT_DEVICE void merge_sort_blocksort_tile(typename Parts::storage& storage, const Key* keys_in, Key* keys_out,
+                                               const Value* values_in, Value* values_out, int valid, Compare comp) {
   using transpose = typename Parts::transpose;
   Key keys[Items];
   Value values[Items];
@@ -291,10 +291,10 @@ TILESORT_DEVICE void merge_sort_blocksort_tile(typename Parts::storage &storage,
 // barrier, every write follows it, and no other block touches the tile.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_blocks)
-    merge_sort_blocksort_kernel(const Key *keys_in, Key *keys_out, const Value *values_in, Value *values_out,
+    merge_sort_blocksort_kernel(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                 std::int64_t n, Compare comp) {
   using parts = merge_sort_blocksort_parts<Key, Value, Policy::block_threads, Policy::block_items>;
-  auto &storage = *reinterpret_cast<typename parts::storage *>(merge_sort_smem);
+  auto& storage = *reinterpret_cast<typename parts::storage*>(merge_sort_smem);
   const std::int64_t tile_begin = std::int64_t(blockIdx.x) * Policy::tile_items;
   const int valid = static_cast<int>(merge_sort_min(n - tile_begin, Policy::tile_items));
   keys_in += tile_begin;
@@ -316,8 +316,8 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
 // partitions[i] = absolute index into A of the first A key that merge tile i
 // takes, for i = 0 .. merge_tiles (one thread each).
 template <typename Key, typename Compare>
-__global__ void merge_sort_partition_kernel(const Key *keys, std::int64_t n, std::int64_t run, int merge_tile_items,
-                                            std::int64_t partition_count, std::int64_t *partitions, Compare comp) {
+__global__ void merge_sort_partition_kernel(const Key* keys, std::int64_t n, std::int64_t run, int merge_tile_items,
+                                            std::int64_t partition_count, std::int64_t* partitions, Compare comp) {
   const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < partition_count) partitions[i] = merge_sort_partition(keys, n, run, merge_tile_items, i, comp);
 }
@@ -339,7 +339,7 @@ struct merge_sort_merge_steps {
   // 1. A ++ B into keys[0, count), striped: each warp reads one contiguous row
   //    (two where it crosses from A to B).
   template <bool Full, typename Key, typename KeySrc>
-  TILESORT_HD static void load(Key *keys, const merge_tile_slices &slices, KeySrc src, int thread) {
+  TILESORT_HD static void load(Key* keys, const merge_tile_slices& slices, KeySrc src, int thread) {
     const int a_count = slices.a_count();
     const int count = slices.count();
 #pragma unroll
@@ -352,7 +352,7 @@ struct merge_sort_merge_steps {
   // 2. The thread's outputs [diagonal, diagonal + Items) of the tile, and
   //    where each came from in keys[] (outputs past count are junk).
   template <typename Key, typename Compare>
-  TILESORT_HD static void merge(const Key *keys, const merge_tile_slices &slices, int thread, Key (&out)[Items],
+  TILESORT_HD static void merge(const Key* keys, const merge_tile_slices& slices, int thread, Key (&out)[Items],
                                 int (&source)[Items], Compare comp) {
     const int a_count = slices.a_count();
     const int count = slices.count();
@@ -363,7 +363,7 @@ struct merge_sort_merge_steps {
 
   // 3. Blocked -> padded slots (keys, and the sources when values follow).
   template <bool Full, bool Pairs, typename Key>
-  TILESORT_HD static void write_blocked(Key *keys, int *sources, const merge_tile_slices &slices, int thread,
+  TILESORT_HD static void write_blocked(Key* keys, int* sources, const merge_tile_slices& slices, int thread,
                                         const Key (&out)[Items], const int (&source)[Items]) {
     const int count = slices.count();
 #pragma unroll
@@ -378,7 +378,7 @@ struct merge_sort_merge_steps {
 
   // 4. Striped, coalesced stores; values gathered from their source index.
   template <bool Full, bool Pairs, typename Key, typename KeyDst, typename ValueSrc, typename ValueDst>
-  TILESORT_HD static void store(const Key *keys, const int *sources, const merge_tile_slices &slices, int thread,
+  TILESORT_HD static void store(const Key* keys, const int* sources, const merge_tile_slices& slices, int thread,
                                 KeyDst keys_dst, ValueSrc values_src, ValueDst values_dst) {
     const int a_count = slices.a_count();
     const int count = slices.count();
@@ -401,7 +401,7 @@ struct merge_sort_merge_steps {
 // cluster rounds below) iterators over shared-memory tiles.
 template <bool Full, int Threads, int Items, typename Storage, typename KeySrc, typename KeyDst, typename ValueSrc,
           typename ValueDst, typename Compare>
-TILESORT_DEVICE void merge_sort_merge_tile(Storage &storage, const merge_tile_slices &slices, KeySrc keys_src,
+TILESORT_DEVICE void merge_sort_merge_tile(Storage& storage, const merge_tile_slices& slices, KeySrc keys_src,
                                            KeyDst keys_dst, ValueSrc values_src, ValueDst values_dst, Compare comp) {
   using Key = typename Storage::key_type;
   constexpr bool pairs = Storage::pairs;
@@ -422,10 +422,10 @@ TILESORT_DEVICE void merge_sort_merge_tile(Storage &storage, const merge_tile_sl
 // 2·run in keys_dst.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads)
-    merge_sort_merge_kernel(const Key *keys_src, Key *keys_dst, const Value *values_src, Value *values_dst,
-                            const std::int64_t *partitions, std::int64_t n, std::int64_t run, Compare comp) {
+    merge_sort_merge_kernel(const Key* keys_src, Key* keys_dst, const Value* values_src, Value* values_dst,
+                            const std::int64_t* partitions, std::int64_t n, std::int64_t run, Compare comp) {
   using storage_type = merge_sort_merge_storage<Key, Policy::merge_tile_items, merge_sort_has_values<Value>>;
-  auto &storage = *reinterpret_cast<storage_type *>(merge_sort_smem);
+  auto& storage = *reinterpret_cast<storage_type*>(merge_sort_smem);
   const std::int64_t tile = blockIdx.x;
   const merge_tile_slices slices =
       merge_tile_range(tile, Policy::merge_tile_items, run, n, partitions[tile], partitions[tile + 1]);
@@ -452,9 +452,9 @@ __global__ void __launch_bounds__(Policy::merge_threads)
 // like the transposes). `tiles` lists the C buffers of one generation.
 template <typename T, int TileItems>
 struct cluster_tile_iter {
-  T *const *tiles;
+  T* const* tiles;
   std::int64_t offset;
-  TILESORT_HD T &operator[](std::int64_t i) const {
+  TILESORT_HD T& operator[](std::int64_t i) const {
     const std::int64_t p = offset + i;
     return tiles[p / TileItems][transpose_slot<T>(static_cast<int>(p % TileItems))];
   }
@@ -464,9 +464,9 @@ struct cluster_tile_iter {
 // Outputs [origin, origin + T) of a round, into this block's next tile buffer.
 template <typename T>
 struct own_tile_iter {
-  T *tile;
+  T* tile;
   std::int64_t origin;
-  TILESORT_HD T &operator[](std::int64_t i) const { return tile[transpose_slot<T>(static_cast<int>(i - origin))]; }
+  TILESORT_HD T& operator[](std::int64_t i) const { return tile[transpose_slot<T>(static_cast<int>(i - origin))]; }
 };
 
 // Round `round` (0-based) of a cluster of C tiles holding cluster_n items:
@@ -498,9 +498,9 @@ struct merge_sort_cluster_parts {
     } work;
     Key keys[2][transpose_slots<Key>(tile_items)];
     Value values[2][pairs ? transpose_slots<Value>(tile_items) : 1];
-    Key *key_tiles[2][cluster_blocks];  // every block's buffers, as this block
+    Key* key_tiles[2][cluster_blocks];  // every block's buffers, as this block
                                         // addresses them
-    Value *value_tiles[2][cluster_blocks];
+    Value* value_tiles[2][cluster_blocks];
     std::int64_t partitions[2];
   };
 };
@@ -510,12 +510,12 @@ struct merge_sort_cluster_parts {
 // happens before its first cluster barrier, every write after).
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_blocks)
-    merge_sort_cluster_sort_kernel(const Key *keys_in, Key *keys_out, const Value *values_in, Value *values_out,
+    merge_sort_cluster_sort_kernel(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                    std::int64_t n, Compare comp) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   using parts = merge_sort_cluster_parts<Policy, Key, Value>;
   constexpr int C = Policy::cluster_blocks, T = Policy::tile_items, Items = Policy::block_items;
-  auto &s = *reinterpret_cast<typename parts::storage *>(merge_sort_smem);
+  auto& s = *reinterpret_cast<typename parts::storage*>(merge_sort_smem);
   cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
   const int rank = static_cast<int>(cluster.block_rank());
   const std::int64_t cluster_begin = (std::int64_t(blockIdx.x) - rank) * T;
@@ -533,7 +533,7 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
                     // whole block
     Key keys[Items];
     Value values[Items];
-    const Value *tile_values = values_in;
+    const Value* tile_values = values_in;
     if constexpr (parts::pairs) tile_values += cluster_begin + own_begin;
     if (valid == T) {
       merge_sort_blocksort_load_sort<true, typename parts::blocksort>(s.work.sort, keys_in + cluster_begin + own_begin,
@@ -550,8 +550,8 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
   }
   cluster.sync();  // every tile sorted, every block's buffer addresses known
 
-  Key *const global_keys = keys_out + cluster_begin;
-  Value *global_values = values_out;
+  Key* const global_keys = keys_out + cluster_begin;
+  Value* global_values = values_out;
   if constexpr (parts::pairs) global_values += cluster_begin;
   for (int round = 0; round < cluster_rounds(C); ++round) {
     const cluster_round r = cluster_round::of(round, C, T);
@@ -590,7 +590,7 @@ inline constexpr int merge_sort_partition_threads = 256;
 // around it so that it stays legal while the caller captures a graph (in any
 // capture mode), then restores the caller's mode.
 template <typename Kernel>
-cudaError_t merge_sort_allow_smem(Kernel *kernel, std::size_t bytes) {
+cudaError_t merge_sort_allow_smem(Kernel* kernel, std::size_t bytes) {
   if (bytes <= 48 * 1024) return cudaSuccess;
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
@@ -625,19 +625,19 @@ struct cluster_launch {
     config.attrs = &attribute;
     config.numAttrs = 1;
   }
-  cluster_launch(const cluster_launch &) = delete;  // config points at attribute
-  cluster_launch &operator=(const cluster_launch &) = delete;
+  cluster_launch(const cluster_launch&) = delete;  // config points at attribute
+  cluster_launch& operator=(const cluster_launch&) = delete;
 };
 
 // Whether the cluster sort can run on the current device: clusters (compute
 // capability >= 9), room for its shared memory, and one cluster fitting on
 // the GPU at once. Asked once per device and kernel, then remembered.
 template <typename Policy, typename Key, typename Value, typename Compare>
-cudaError_t merge_sort_cluster_usable(bool &usable) {
+cudaError_t merge_sort_cluster_usable(bool& usable) {
   usable = false;
   if constexpr (Policy::cluster_blocks > 1) {
     using storage = typename merge_sort_cluster_parts<Policy, Key, Value>::storage;
-    auto *kernel = merge_sort_cluster_sort_kernel<Policy, Key, Value, Compare>;
+    auto* kernel = merge_sort_cluster_sort_kernel<Policy, Key, Value, Compare>;
     static std::atomic<signed char> known[64] = {};  // per device: 0 not asked yet, 1 no, 2 yes
     int device = 0;
     TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
@@ -681,7 +681,7 @@ struct merge_sort_setup {
 };
 
 template <typename Key, typename Value, typename Compare>
-cudaError_t make_merge_sort_setup(std::int64_t n, merge_sort_setup<Key, Value> &setup) {
+cudaError_t make_merge_sort_setup(std::int64_t n, merge_sort_setup<Key, Value>& setup) {
   bool cluster = false;
   if (n > merge_sort_setup<Key, Value>::policy::tile_items)
     TILESORT_RETURN_IF_ERROR(
@@ -692,11 +692,11 @@ cudaError_t make_merge_sort_setup(std::int64_t n, merge_sort_setup<Key, Value> &
 
 // Launch everything. Arguments are checked; `temp` holds layout.total_bytes.
 template <typename Key, typename Value, typename Compare>
-cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value> &setup, void *temp, const Key *keys_in, Key *keys_out,
-                              const Value *values_in, Value *values_out, Compare comp, cudaStream_t stream) {
+cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value>& setup, void* temp, const Key* keys_in, Key* keys_out,
+                              const Value* values_in, Value* values_out, Compare comp, cudaStream_t stream) {
   using policy = typename merge_sort_setup<Key, Value>::policy;
   constexpr bool pairs = merge_sort_has_values<Value>;
-  const merge_sort_plan &plan = setup.plan;
+  const merge_sort_plan& plan = setup.plan;
   const std::int64_t n = plan.n;
   if (n == 0) return cudaSuccess;
   if (n == 1) {
@@ -722,7 +722,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value> &setup, void *t
   if (setup.cluster) {
     using storage = typename merge_sort_cluster_parts<policy, Key, Value>::storage;
     static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-    auto *kernel = merge_sort_cluster_sort_kernel<policy, Key, Value, Compare>;
+    auto* kernel = merge_sort_cluster_sort_kernel<policy, Key, Value, Compare>;
     TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, sizeof(storage)));
     const cluster_launch<policy> launch(plan.tiles, sizeof(storage),
                                         stream);  // plan.tiles = clusters
@@ -732,7 +732,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value> &setup, void *t
     using storage =
         typename merge_sort_blocksort_parts<Key, Value, policy::block_threads, policy::block_items>::storage;
     static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-    auto *kernel = merge_sort_blocksort_kernel<policy, Key, Value, Compare>;
+    auto* kernel = merge_sort_blocksort_kernel<policy, Key, Value, Compare>;
     TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, sizeof(storage)));
     kernel<<<static_cast<unsigned>(plan.tiles), policy::block_threads, sizeof(storage), stream>>>(
         keys_in, keys_of(0), values_in, values_of(0), n, comp);
@@ -741,12 +741,12 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value> &setup, void *t
 
   using storage = merge_sort_merge_storage<Key, policy::merge_tile_items, pairs>;
   static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-  auto *merge_kernel = merge_sort_merge_kernel<policy, Key, Value, Compare>;
+  auto* merge_kernel = merge_sort_merge_kernel<policy, Key, Value, Compare>;
   if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage)));
   const std::int64_t partitions = plan.partition_count();
   const auto partition_blocks = static_cast<unsigned>(ceil_div(partitions, merge_sort_partition_threads));
   for (int pass = 0; pass < plan.merge_passes; ++pass) {
-    const Key *keys_src = keys_of(pass);
+    const Key* keys_src = keys_of(pass);
     const std::int64_t run = plan.run_length(pass);
     merge_sort_partition_kernel<<<partition_blocks, merge_sort_partition_threads, 0, stream>>>(
         keys_src, n, run, policy::merge_tile_items, partitions, buffers.partitions, comp);
@@ -760,8 +760,8 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value> &setup, void *t
 
 // Two-phase entry: size query, argument checks, launch.
 template <typename Key, typename Value, typename Compare>
-cudaError_t merge_sort_two_phase(void *d_temp, std::size_t &temp_bytes, const Key *keys_in, Key *keys_out,
-                                 const Value *values_in, Value *values_out, std::int64_t n, Compare comp,
+cudaError_t merge_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                 const Value* values_in, Value* values_out, std::int64_t n, Compare comp,
                                  cudaStream_t stream) {
   if (n < 0) return cudaErrorInvalidValue;
   if (d_temp == nullptr) {
@@ -779,14 +779,14 @@ cudaError_t merge_sort_two_phase(void *d_temp, std::size_t &temp_bytes, const Ke
 // pass needs it, freed on the same stream whatever happens after the
 // allocation.
 template <typename Key, typename Value, typename Compare>
-cudaError_t merge_sort_allocating(const Key *keys_in, Key *keys_out, const Value *values_in, Value *values_out,
+cudaError_t merge_sort_allocating(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                   std::int64_t n, Compare comp, cudaStream_t stream) {
   TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, merge_sort_has_values<Value>, n));
   merge_sort_setup<Key, Value> setup(n, false);
   TILESORT_RETURN_IF_ERROR((make_merge_sort_setup<Key, Value, Compare>(n, setup)));
   if (setup.plan.merge_passes == 0)
     return merge_sort_launch(setup, nullptr, keys_in, keys_out, values_in, values_out, comp, stream);
-  void *temp = nullptr;
+  void* temp = nullptr;
   if (cudaMallocAsync(&temp, setup.layout.total_bytes, stream) != cudaSuccess) {
     (void)cudaGetLastError();  // our failure, not a sticky error: do not leave
                                // it for the caller's next check
@@ -821,7 +821,7 @@ constexpr int merge_sort_passes(std::int64_t n, bool cluster = true) {
 //   tilesort::merge_sort_keys(d_temp, bytes, d_in, d_out, n,
 //   tilesort::greater{}, stream);
 template <typename Key, typename Compare = less>
-cudaError_t merge_sort_keys(void *d_temp, std::size_t &temp_bytes, const Key *keys_in, Key *keys_out, std::int64_t n,
+cudaError_t merge_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out, std::int64_t n,
                             Compare comp = {}, cudaStream_t stream = 0) {
   return detail::merge_sort_two_phase<Key, detail::no_value>(d_temp, temp_bytes, keys_in, keys_out, nullptr, nullptr, n,
                                                              comp, stream);
@@ -833,8 +833,8 @@ cudaError_t merge_sort_keys(void *d_temp, std::size_t &temp_bytes, const Key *ke
 //   n);   // size query tilesort::merge_sort_pairs(d_temp, bytes, d_keys,
 //   d_keys, d_vals, d_vals, n);    // in place
 template <typename Key, typename Value, typename Compare = less>
-cudaError_t merge_sort_pairs(void *d_temp, std::size_t &temp_bytes, const Key *keys_in, Key *keys_out,
-                             const Value *values_in, Value *values_out, std::int64_t n, Compare comp = {},
+cudaError_t merge_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                             const Value* values_in, Value* values_out, std::int64_t n, Compare comp = {},
                              cudaStream_t stream = 0) {
   return detail::merge_sort_two_phase(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream);
 }
@@ -845,13 +845,13 @@ cudaError_t merge_sort_pairs(void *d_temp, std::size_t &temp_bytes, const Key *k
 //
 //   tilesort::merge_sort_keys(d_keys, d_keys, n, tilesort::less{}, stream);
 template <typename Key, typename Compare = less>
-cudaError_t merge_sort_keys(const Key *keys_in, Key *keys_out, std::int64_t n, Compare comp = {},
+cudaError_t merge_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Compare comp = {},
                             cudaStream_t stream = 0) {
   return detail::merge_sort_allocating<Key, detail::no_value>(keys_in, keys_out, nullptr, nullptr, n, comp, stream);
 }
 
 template <typename Key, typename Value, typename Compare = less>
-cudaError_t merge_sort_pairs(const Key *keys_in, Key *keys_out, const Value *values_in, Value *values_out,
+cudaError_t merge_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                              std::int64_t n, Compare comp = {}, cudaStream_t stream = 0) {
   return detail::merge_sort_allocating(keys_in, keys_out, values_in, values_out, n, comp, stream);
 }
