@@ -373,9 +373,10 @@ void emulate_blocksort_tile(const Key* keys_in, Key* keys_out, const Value* valu
 }
 
 // merge_sort_merge_tile, thread by thread, barrier by barrier (sources and
-// destinations: global pointers, or the cluster rounds' tile iterators).
-template <int threads, int items, bool Full, typename Key, typename Value, typename KeySrc, typename KeyDst,
-          typename ValueSrc, typename ValueDst, typename Compare>
+// destinations: global pointers, or the cluster rounds' tile iterators;
+// Staged: values loaded into shared memory with the keys, as the merge passes do).
+template <int threads, int items, bool Full, bool Staged, typename Key, typename Value, typename KeySrc,
+          typename KeyDst, typename ValueSrc, typename ValueDst, typename Compare>
 void emulate_merge_tile(const merge_tile_slices& slices, KeySrc keys_src, KeyDst keys_dst, ValueSrc values_src,
                         ValueDst values_dst, Compare comp) {
   constexpr bool pairs = merge_sort_has_values<Value>;
@@ -384,7 +385,11 @@ void emulate_merge_tile(const merge_tile_slices& slices, KeySrc keys_src, KeyDst
   // result.
   std::vector<Key> keys(transpose_slots<Key>(threads * items), Key{poison_key, poison_key});
   std::vector<int> sources(transpose_slots<int>(threads * items), poison_key);
+  std::vector<Value> values(threads * items);
+  if constexpr (std::is_integral_v<Value>) std::fill(values.begin(), values.end(), Value(poison_key));
   for (int t = 0; t < threads; ++t) steps::template load<Full>(keys.data(), slices, keys_src, t);
+  if constexpr (Staged && pairs)
+    for (int t = 0; t < threads; ++t) steps::template load<Full>(values.data(), slices, values_src, t);
   struct registers {
     Key out[items];
     int source[items];
@@ -393,8 +398,15 @@ void emulate_merge_tile(const merge_tile_slices& slices, KeySrc keys_src, KeyDst
   for (int t = 0; t < threads; ++t) steps::merge(keys.data(), slices, t, regs[t].out, regs[t].source, comp);
   for (int t = 0; t < threads; ++t)
     steps::template write_blocked<Full, pairs>(keys.data(), sources.data(), slices, t, regs[t].out, regs[t].source);
-  for (int t = 0; t < threads; ++t)
-    steps::template store<Full, pairs>(keys.data(), sources.data(), slices, t, keys_dst, values_src, values_dst);
+  for (int t = 0; t < threads; ++t) {
+    if constexpr (Staged) {
+      steps::template store<Full, pairs>(keys.data(), sources.data(), slices, t, keys_dst,
+                                         staged_values<Value>{values.data()}, values_dst);
+    } else {
+      steps::template store<Full, pairs>(keys.data(), sources.data(), slices, t, keys_dst,
+                                         gather_values(values_src, slices), values_dst);
+    }
+  }
 }
 
 // merge_sort_cluster_sort_kernel on the host: every cluster, block by block
@@ -440,11 +452,12 @@ void emulate_cluster_sort(const Key* keys_in, Key* keys_out, const Value* values
         const merge_tile_slices slices = merge_tile_range(rank, T, r.run, cluster_n, p0, p1);
         constexpr int threads = Policy::block_threads, items = Policy::block_items;
         if (r.last) {
-          emulate_merge_tile<threads, items, false, Key, Value>(slices, src_keys, keys_out + cluster_begin, src_values,
-                                                                pairs ? values_out + cluster_begin : values_out, comp);
+          emulate_merge_tile<threads, items, false, false, Key, Value>(
+              slices, src_keys, keys_out + cluster_begin, src_values, pairs ? values_out + cluster_begin : values_out,
+              comp);
         } else {
           const int to = (from ^ 1) * C + rank;
-          emulate_merge_tile<threads, items, false, Key, Value>(
+          emulate_merge_tile<threads, items, false, false, Key, Value>(
               slices, src_keys, own_tile_iter<Key>{key_tiles[to], std::int64_t(rank) * T}, src_values,
               own_tile_iter<Value>{value_tiles[to], std::int64_t(rank) * T}, comp);
         }
@@ -485,11 +498,11 @@ void emulate_merge_sort(const Key* keys_in, Key* keys_out, const Value* values_i
           merge_tile_range(tile, Policy::merge_tile_items, run, n, partitions[tile], partitions[tile + 1]);
       constexpr int threads = Policy::merge_threads, items = Policy::merge_items;
       if (slices.count() == Policy::merge_tile_items) {
-        emulate_merge_tile<threads, items, true, Key, Value>(slices, src, keys_of(pass + 1), values_of(pass),
-                                                             values_of(pass + 1), comp);
+        emulate_merge_tile<threads, items, true, true, Key, Value>(slices, src, keys_of(pass + 1), values_of(pass),
+                                                                   values_of(pass + 1), comp);
       } else {
-        emulate_merge_tile<threads, items, false, Key, Value>(slices, src, keys_of(pass + 1), values_of(pass),
-                                                              values_of(pass + 1), comp);
+        emulate_merge_tile<threads, items, false, true, Key, Value>(slices, src, keys_of(pass + 1), values_of(pass),
+                                                                    values_of(pass + 1), comp);
       }
     }
   }

@@ -23,9 +23,9 @@
 //                   and serially merges merge_items outputs, and the block
 //                   stores its M outputs coalesced through padded shared
 //                   memory.
-//      Pairs merge keys only, carrying each output's source index; values are
-//      then gathered by index from global memory (within a warp the indices
-//      form at most a few ascending runs, so the gather stays coalesced).
+//      Pairs merge keys only, carrying each output's source index; the
+//      values of A and B are loaded into shared memory with the keys (so a
+//      tile waits for DRAM once) and stored by that index.
 //   Buffers ping-pong between keys_out and the temp buffer; the first kernel
 //   picks its destination by the parity of the pass count, so the last pass
 //   writes keys_out and no copy is ever needed (detail/merge_sort_plan.cuh).
@@ -41,8 +41,8 @@
 // Shared memory: blocksort max(block_sort's temp_storage, the transposes)
 // (u32 keys 33 KB; u64 keys and u32 pairs 68 KB, opted in above 48 KB);
 // cluster sort that or the merge scratch, plus two padded tile buffers;
-// merge M keys (+ M ints for pairs), each padded by one word per 128 bytes
-// (u32 keys 16.5 KB, u64 keys and u32 pairs 33-34 KB).
+// merge M keys (+ M ints and M values for pairs), keys and ints padded by
+// one word per 128 bytes (u32 keys 16.5 KB, u64 keys 33 KB, u32 pairs 49 KB).
 // Temp storage: n keys (+ n values) + 8 bytes per merge tile boundary when a
 // merge pass is needed (256-byte aligned buffers); 1 byte otherwise.
 //
@@ -92,10 +92,13 @@ namespace tilesort {
 //   per block busy during the in-block merges. Candidates for the benchmark:
 //   1024 x 16 (one more pass saved, half the blocks per SM).
 // * merge tile M = 256 x 16 = 4096 outputs: power of two (M must divide 2T),
-//   16 outputs per thread amortise the per-thread merge-path search, and
-//   16.5 KB (u32 keys) to 34 KB (8-byte items) of shared memory and 48-79
-//   registers leave 3-4 blocks (24-32 warps) per SM to hide DRAM latency in
-//   these bandwidth-bound passes.
+//   16 outputs per thread amortise the per-thread merge-path search;
+//   merge_min_blocks = 4 caps registers at 64 so that 4 blocks (32 warps) per
+//   SM hide DRAM latency in these bandwidth-bound passes (shared memory
+//   16.5 KB for u32 keys to 49 KB for u32 pairs per block; -Xptxas -v: no
+//   spills for u32 keys, u64 keys and u64 pairs, 12 bytes for u32 pairs,
+//   which would otherwise take 68 registers and fit 3 blocks). To be
+//   confirmed against merge_min_blocks = 3 with tilesort-bench.
 // * Bigger items halve items per thread to keep registers in check.
 // * block_min_blocks = 1 (the blocksort's __launch_bounds__ minimum) lets a
 //   thread use up to 128 registers, which keeps ptxas from spilling: with no
@@ -124,6 +127,7 @@ struct merge_sort_policy {
   static constexpr int block_min_blocks = 1;
   static constexpr int cluster_blocks = 8;
   static constexpr int merge_threads = 256;
+  static constexpr int merge_min_blocks = 4;
   static constexpr int merge_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
   static constexpr int tile_items = block_threads * block_items;
   static constexpr int merge_tile_items = merge_threads * merge_items;
@@ -322,22 +326,48 @@ __global__ void merge_sort_partition_kernel(const Key* keys, std::int64_t n, std
   if (i < partition_count) partitions[i] = merge_sort_partition(keys, n, run, merge_tile_items, i, comp);
 }
 
-template <typename Key, int TileItems, bool Pairs>
+// Shared memory of one merge tile. StageValues: the values of A ++ B are
+// loaded with the keys (one DRAM latency per tile instead of two: the merge
+// passes); else each output's value is read from A or B where they lie (the
+// cluster rounds, whose tiles are on chip already).
+template <typename Key, typename Value, int TileItems, bool StageValues>
 struct merge_sort_merge_storage {
   using key_type = Key;
-  static constexpr bool pairs = Pairs;
+  using value_type = Value;
+  static constexpr bool pairs = merge_sort_has_values<Value>;
+  static constexpr bool staged = pairs && StageValues;
   // Unpadded A ++ B while merging (serial_merge reads a plain array), then the
   // padded blocked -> striped transpose of the outputs.
   Key keys[transpose_slots<Key>(TileItems)];
-  int sources[Pairs ? transpose_slots<int>(TileItems) : 1];
+  int sources[pairs ? transpose_slots<int>(TileItems) : 1];
+  Value values[staged ? TileItems : 1];  // A ++ B, unpadded
 };
+
+// Where output values come from, by source index s into the tile's A ++ B:
+// staged in shared memory, or in A and B where they lie.
+template <typename Value>
+struct staged_values {
+  const Value* values;
+  TILESORT_HD Value operator()(int s) const { return values[s]; }
+};
+template <typename ValueSrc>
+struct gathered_values {
+  ValueSrc src;
+  std::int64_t a_begin, b_begin;
+  int a_count;
+  TILESORT_HD auto operator()(int s) const { return src[s < a_count ? a_begin + s : b_begin + (s - a_count)]; }
+};
+template <typename ValueSrc>
+TILESORT_HD gathered_values<ValueSrc> gather_values(ValueSrc src, const merge_tile_slices& slices) {
+  return {src, slices.a_begin, slices.b_begin, slices.a_count()};
+}
 
 // One merge tile: `slices` says which A and B keys make outputs
 // [out_begin, out_end); count <= Threads x Items. Steps, barrier after each:
 template <int Threads, int Items>
 struct merge_sort_merge_steps {
   // 1. A ++ B into keys[0, count), striped: each warp reads one contiguous row
-  //    (two where it crosses from A to B).
+  //    (two where it crosses from A to B). Staged values load the same way.
   template <bool Full, typename Key, typename KeySrc>
   TILESORT_HD static void load(Key* keys, const merge_tile_slices& slices, KeySrc src, int thread) {
     const int a_count = slices.a_count();
@@ -376,22 +406,18 @@ struct merge_sort_merge_steps {
     }
   }
 
-  // 4. Striped, coalesced stores; values gathered from their source index.
-  template <bool Full, bool Pairs, typename Key, typename KeyDst, typename ValueSrc, typename ValueDst>
+  // 4. Striped, coalesced stores; values looked up by source index
+  //    (staged_values or gathered_values).
+  template <bool Full, bool Pairs, typename Key, typename KeyDst, typename ValueOf, typename ValueDst>
   TILESORT_HD static void store(const Key* keys, const int* sources, const merge_tile_slices& slices, int thread,
-                                KeyDst keys_dst, ValueSrc values_src, ValueDst values_dst) {
-    const int a_count = slices.a_count();
+                                KeyDst keys_dst, ValueOf value_of, ValueDst values_dst) {
     const int count = slices.count();
 #pragma unroll
     for (int k = 0; k < Items; ++k) {
       const int j = thread + k * Threads;
       if (Full || j < count) {
         keys_dst[slices.out_begin + j] = keys[transpose_slot<Key>(j)];
-        if constexpr (Pairs) {
-          const int s = sources[transpose_slot<int>(j)];
-          values_dst[slices.out_begin + j] =
-              values_src[s < a_count ? slices.a_begin + s : slices.b_begin + (s - a_count)];
-        }
+        if constexpr (Pairs) values_dst[slices.out_begin + j] = value_of(sources[transpose_slot<int>(j)]);
       }
     }
   }
@@ -408,6 +434,7 @@ TILESORT_DEVICE void merge_sort_merge_tile(Storage& storage, const merge_tile_sl
   using steps = merge_sort_merge_steps<Threads, Items>;
   const int thread = static_cast<int>(threadIdx.x);
   steps::template load<Full>(storage.keys, slices, keys_src, thread);
+  if constexpr (Storage::staged) steps::template load<Full>(storage.values, slices, values_src, thread);
   __syncthreads();
   Key out[Items];
   int source[Items];
@@ -415,16 +442,22 @@ TILESORT_DEVICE void merge_sort_merge_tile(Storage& storage, const merge_tile_sl
   __syncthreads();  // everyone is done reading A ++ B
   steps::template write_blocked<Full, pairs>(storage.keys, storage.sources, slices, thread, out, source);
   __syncthreads();
-  steps::template store<Full, pairs>(storage.keys, storage.sources, slices, thread, keys_dst, values_src, values_dst);
+  if constexpr (Storage::staged) {
+    steps::template store<Full, pairs>(storage.keys, storage.sources, slices, thread, keys_dst,
+                                       staged_values<typename Storage::value_type>{storage.values}, values_dst);
+  } else {
+    steps::template store<Full, pairs>(storage.keys, storage.sources, slices, thread, keys_dst,
+                                       gather_values(values_src, slices), values_dst);
+  }
 }
 
 // One block per merge tile of M outputs: runs of `run` in keys_src -> runs of
 // 2·run in keys_dst.
 template <typename Policy, typename Key, typename Value, typename Compare>
-__global__ void __launch_bounds__(Policy::merge_threads)
+__global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
     merge_sort_merge_kernel(const Key* keys_src, Key* keys_dst, const Value* values_src, Value* values_dst,
                             const std::int64_t* partitions, std::int64_t n, std::int64_t run, Compare comp) {
-  using storage_type = merge_sort_merge_storage<Key, Policy::merge_tile_items, merge_sort_has_values<Value>>;
+  using storage_type = merge_sort_merge_storage<Key, Value, Policy::merge_tile_items, true>;
   auto& storage = *reinterpret_cast<storage_type*>(merge_sort_smem);
   const std::int64_t tile = blockIdx.x;
   const merge_tile_slices slices =
@@ -490,7 +523,7 @@ struct merge_sort_cluster_parts {
   static constexpr int cluster_blocks = Policy::cluster_blocks;
   static constexpr int tile_items = Policy::tile_items;
   using blocksort = merge_sort_blocksort_parts<Key, Value, Policy::block_threads, Policy::block_items>;
-  using merge_storage = merge_sort_merge_storage<Key, tile_items, pairs>;
+  using merge_storage = merge_sort_merge_storage<Key, Value, tile_items, false>;
   struct storage {
     union work_storage {
       typename blocksort::storage sort;
@@ -739,7 +772,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value>& setup, void* t
     TILESORT_RETURN_IF_ERROR(cudaGetLastError());
   }
 
-  using storage = merge_sort_merge_storage<Key, policy::merge_tile_items, pairs>;
+  using storage = merge_sort_merge_storage<Key, Value, policy::merge_tile_items, true>;
   static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
   auto* merge_kernel = merge_sort_merge_kernel<policy, Key, Value, Compare>;
   if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage)));
