@@ -146,6 +146,16 @@ struct user_key_less {
   __host__ __device__ bool operator()(const user_key& a, const user_key& b) const { return a.major < b.major; }
 };
 
+// The natural order of a test key type: tilesort::less, user_key_less for user_key.
+template <typename Key>
+struct comparator_for {
+  using type = tilesort::less;
+};
+template <>
+struct comparator_for<user_key> {
+  using type = user_key_less;
+};
+
 enum class distribution { random, sorted, reversed, all_equal, few_distinct, nearly_sorted, nan_and_zero };
 
 inline const char* name(distribution d) {
@@ -170,6 +180,21 @@ inline const distribution all_distributions[] = {distribution::random,       dis
 inline std::uint64_t fresh_seed() {
   static std::random_device device;
   return (std::uint64_t(device()) << 32) ^ device();
+}
+
+// splitmix64's finaliser: hashes for keys made on the fly and order-independent sums.
+inline std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// 0, 1, ..., n - 1: values that record where each key came from.
+inline std::vector<std::uint32_t> iota_indices(std::size_t n) {
+  std::vector<std::uint32_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::uint32_t>(i);
+  return v;
 }
 
 // Map a 64-bit random draw to a key. For floats, `special` makes NaN, +-0 and

@@ -29,7 +29,7 @@ struct mod_less {
 };
 
 template <typename Key>
-using default_less = std::conditional_t<std::is_same_v<Key, user_key>, user_key_less, tilesort::less>;
+using default_less = typename tilesort_test::comparator_for<Key>::type;
 
 template <typename Key, typename Value = tilesort::detail::no_value>
 constexpr std::int64_t tile_of() {
@@ -49,6 +49,15 @@ void expect_sorted_like_std(const std::vector<Key>& in, const std::vector<Key>& 
     }
   }
   EXPECT_TRUE(tilesort_test::is_permutation_of(in, out)) << "output is not a permutation of the input";
+}
+
+// Values = original index for pairs; n empty values when Value is no_value (keys alone).
+template <typename Value>
+std::vector<Value> index_values(std::int64_t n) {
+  std::vector<Value> values(n);
+  if constexpr (!std::is_same_v<Value, tilesort::detail::no_value>)
+    for (std::int64_t i = 0; i < n; ++i) values[i] = static_cast<Value>(i);
+  return values;
 }
 
 // ---------------------------------------------------------------- block level
@@ -93,8 +102,7 @@ void check_block_sort(int n, distribution d, Compare comp) {
                " seed=" + std::to_string(seed));
   constexpr bool pairs = !std::is_same_v<Value, int>;
   const std::vector<Key> keys = make_keys<Key>(n, d, seed, comp);
-  std::vector<Value> values(n);
-  for (int i = 0; i < n; ++i) values[i] = static_cast<Value>(i);
+  const std::vector<Value> values = index_values<Value>(n);
   const int blocks = (n + Threads - 1) / Threads;
   const bool full = n % Threads == 0;
   device_buffer<Key> d_in(keys), d_out(n), d_rest(std::size_t(blocks) * Threads);
@@ -149,6 +157,7 @@ TEST(BlockBitonicSort, KeyTypesAndPairs) {
 }
 
 // ---------------------------------------------------------------- device level
+
 // Sort with the two-phase API, out of place (input must stay intact) and in
 // place, keys or pairs (values = original index).
 template <typename Key, typename Value, typename Compare>
@@ -158,9 +167,7 @@ void check_device_sort(std::int64_t n, distribution d, Compare comp, bool in_pla
                " seed=" + std::to_string(seed));
   constexpr bool pairs = !std::is_same_v<Value, tilesort::detail::no_value>;
   const std::vector<Key> keys = make_keys<Key>(n, d, seed, comp);
-  std::vector<Value> values(n);
-  if constexpr (pairs)
-    for (std::int64_t i = 0; i < n; ++i) values[i] = static_cast<Value>(i);
+  const std::vector<Value> values = index_values<Value>(n);
   device_buffer<Key> d_in(keys), d_out(n);
   device_buffer<Value> d_vin(pairs ? values : std::vector<Value>()), d_vout(pairs ? n : 0);
   d_out.poison();
@@ -297,9 +304,7 @@ void check_small_policy(std::int64_t n, distribution d, Compare comp, bool in_pl
   const auto seed = fresh_seed();
   SCOPED_TRACE("small policy n=" + std::to_string(n) + " " + tilesort_test::name(d) + " seed=" + std::to_string(seed));
   const std::vector<Key> keys = make_keys<Key>(n, d, seed, comp);
-  std::vector<Value> values(n);
-  if constexpr (pairs)
-    for (std::int64_t i = 0; i < n; ++i) values[i] = static_cast<Value>(i);
+  const std::vector<Value> values = index_values<Value>(n);
   device_buffer<Key> d_in(keys), d_out(n);
   device_buffer<Value> d_vin(pairs ? values : std::vector<Value>()), d_vout(pairs ? n : 0);
   Key* const keys_out = in_place ? d_in.data() : d_out.data();

@@ -22,22 +22,6 @@ namespace {
 using namespace tilesort_test;
 using u32 = std::uint32_t;
 
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-template <typename Key>
-struct comparator_for {
-  using type = tilesort::less;
-};
-template <>
-struct comparator_for<user_key> {
-  using type = user_key_less;
-};
-
 using policy_u32 = tilesort::detail::early_exit_policy_for<u32, tilesort::detail::no_value>;
 
 // ------------------------------------------------------------------ inputs
@@ -177,9 +161,7 @@ void check_keys(const std::vector<Key>& in, Compare comp, const run_options& o) 
 template <typename Key, typename Compare>
 void check_pairs(const std::vector<Key>& in, Compare comp, const run_options& o) {
   SCOPED_TRACE(describe(static_cast<std::int64_t>(in.size()), o) + " pairs");
-  std::vector<u32> index(in.size());
-  for (std::size_t i = 0; i < index.size(); ++i) index[i] = static_cast<u32>(i);
-  const auto [keys, values] = device_sort(in, index, comp, o);
+  const auto [keys, values] = device_sort(in, iota_indices(in.size()), comp, o);
   expect_stable_pairs(in, keys, values, comp);
 }
 
@@ -403,9 +385,9 @@ TEST(LocalitySort, PastTwoToThe31) {
     std::vector<u32> keys(n);
     std::uint64_t hash_in = 0;
     for (std::int64_t i = 0; i < n; ++i) {
-      const std::uint64_t h = mix(static_cast<std::uint64_t>(i));
+      const std::uint64_t h = splitmix64(static_cast<std::uint64_t>(i));
       keys[i] = random ? static_cast<u32>(h) : static_cast<u32>(i + static_cast<std::int64_t>(h % 64));
-      hash_in += mix(keys[i]);
+      hash_in += splitmix64(keys[i]);
     }
     device_buffer<u32> d(keys);
     CUDA_ASSERT(tilesort::locality_sort_keys(d.data(), d.data(), n));
@@ -413,7 +395,7 @@ TEST(LocalitySort, PastTwoToThe31) {
     d.download().swap(keys);
     std::uint64_t hash_out = 0;
     for (std::int64_t i = 0; i < n; ++i) {
-      hash_out += mix(keys[i]);
+      hash_out += splitmix64(keys[i]);
       if (i > 0 && keys[i] < keys[i - 1]) FAIL() << "unsorted at " << i;
     }
     EXPECT_EQ(hash_in, hash_out) << "not a permutation";

@@ -22,14 +22,6 @@ namespace {
 using namespace tilesort_test;
 using u32 = std::uint32_t;
 
-// splitmix64: keys for the large case, and an order-independent row hash.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 // ------------------------------------------------------------------ layouts
 // Segments in position order, [begin[i], end[i]); gaps between them possible.
 struct layout {
@@ -242,8 +234,7 @@ cudaError_t with_segments(form f, const description& d, Sort&& sort) {
 // ------------------------------------------------------------------ the check
 template <typename Key, typename Compare>
 std::vector<u32> reference_order(const std::vector<Key>& keys, const layout& l, Compare comp) {
-  std::vector<u32> order(keys.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<u32>(i);
+  std::vector<u32> order = iota_indices(keys.size());
   for (std::size_t s = 0; s < l.begin.size(); ++s)
     std::stable_sort(order.begin() + l.begin[s], order.begin() + l.end[s],
                      [&](u32 a, u32 b) { return comp(keys[a], keys[b]); });
@@ -267,8 +258,7 @@ void check(const layout& l, form f, distribution dist, Compare comp, const run_o
                " seed=" + std::to_string(seed));
   const std::int64_t n = l.n;
   const auto keys = make_keys<Key>(n, dist, seed, comp);
-  std::vector<u32> index(n);
-  for (std::int64_t i = 0; i < n; ++i) index[i] = static_cast<u32>(i);
+  const std::vector<u32> index = iota_indices(n);
   description d;
   prepare(l, f, d);
   guarded_buffer<Key> keys_in(n), keys_out(n);
@@ -696,7 +686,7 @@ TEST(SegmentedSort, PastTwoToThe31) {
   CUDA_ASSERT(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (free_bytes < std::size_t(n) * sizeof(u32) * 3 + (std::size_t(1) << 30)) GTEST_SKIP() << "not enough device memory";
   std::vector<u32> keys(n);
-  for (std::int64_t i = 0; i < n; ++i) keys[i] = static_cast<u32>(mix(static_cast<std::uint64_t>(i)));
+  for (std::int64_t i = 0; i < n; ++i) keys[i] = static_cast<u32>(splitmix64(static_cast<std::uint64_t>(i)));
   device_buffer<u32> d(keys);
   CUDA_ASSERT(tilesort::segmented_sort_keys(d.data(), d.data(), n, tilesort::segments::uniform(length)));
   CUDA_ASSERT(cudaDeviceSynchronize());
@@ -706,8 +696,8 @@ TEST(SegmentedSort, PastTwoToThe31) {
     const std::int64_t b = row * length, e = std::min(n, b + length);
     std::uint64_t sum_in = 0, sum_out = 0;
     for (std::int64_t i = b; i < e; ++i) {
-      sum_in += mix(keys[i] + 0x1234567ull);
-      sum_out += mix(out[i] + 0x1234567ull);
+      sum_in += splitmix64(keys[i] + 0x1234567ull);
+      sum_out += splitmix64(out[i] + 0x1234567ull);
       if (i > b && out[i] < out[i - 1]) FAIL() << "row " << row << " unsorted at " << i;
     }
     ASSERT_EQ(sum_in, sum_out) << "row " << row << " is not a permutation";

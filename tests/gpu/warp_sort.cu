@@ -204,43 +204,32 @@ using key_types = ::testing::Types<std::int8_t, std::uint16_t, std::int32_t, std
                                    std::uint64_t, float, double, __half, __nv_bfloat16, user_key>;
 TYPED_TEST_SUITE(WarpSortKeyTypes, key_types);
 
-// The power-of-two path, ascending, every distribution (NaN and +-0 included).
-TYPED_TEST(WarpSortKeyTypes, KeysAscending32x4) {
-  REQUIRE_GPU();
-  using Key = TypeParam;
-  using Compare = typename orders<Key>::ascending;
+// run_case on fresh keys of every distribution (NaN and +-0 included).
+template <int W, int IPT, api Api, typename Key, typename Value = std::uint32_t, typename Compare>
+void every_distribution(Compare comp) {
   for (const distribution d : tilesort_test::all_distributions) {
     const auto seed = fresh_seed();
     SCOPED_TRACE(tilesort_test::name(d));
-    run_case<32, 4, api::keys>(tilesort_test::make_keys<Key>(launch_items<4>(), d, seed, Compare{}), Compare{},
-                               seed);
+    run_case<W, IPT, Api, Key, Value>(tilesort_test::make_keys<Key>(launch_items<IPT>(), d, seed, comp), comp, seed);
   }
+}
+
+// The power-of-two path, ascending.
+TYPED_TEST(WarpSortKeyTypes, KeysAscending32x4) {
+  REQUIRE_GPU();
+  every_distribution<32, 4, api::keys, TypeParam>(typename orders<TypeParam>::ascending{});
 }
 
 // Re-blocked path (3 items per lane), narrow logical warps, descending.
 TYPED_TEST(WarpSortKeyTypes, KeysDescending8x3) {
   REQUIRE_GPU();
-  using Key = TypeParam;
-  using Compare = typename orders<Key>::descending;
-  for (const distribution d : tilesort_test::all_distributions) {
-    const auto seed = fresh_seed();
-    SCOPED_TRACE(tilesort_test::name(d));
-    run_case<8, 3, api::keys>(tilesort_test::make_keys<Key>(launch_items<3>(), d, seed, Compare{}), Compare{},
-                              seed);
-  }
+  every_distribution<8, 3, api::keys, TypeParam>(typename orders<TypeParam>::descending{});
 }
 
 // Pairs with a 6-byte payload and valid_items, 5 items per lane.
 TYPED_TEST(WarpSortKeyTypes, PairsValidItems16x5) {
   REQUIRE_GPU();
-  using Key = TypeParam;
-  using Compare = typename orders<Key>::ascending;
-  for (const distribution d : tilesort_test::all_distributions) {
-    const auto seed = fresh_seed();
-    SCOPED_TRACE(tilesort_test::name(d));
-    run_case<16, 5, api::pairs_valid, Key, six_bytes>(
-        tilesort_test::make_keys<Key>(launch_items<5>(), d, seed, Compare{}), Compare{}, seed);
-  }
+  every_distribution<16, 5, api::pairs_valid, TypeParam, six_bytes>(typename orders<TypeParam>::ascending{});
 }
 
 // ------------------------------------------------------------------ shapes
@@ -257,35 +246,27 @@ void check_shape() {
   }
 }
 
+// check_shape for logical warps of W lanes and each items-per-lane count.
+template <int W, int... IPT>
+void check_shapes() {
+  (check_shape<W, IPT>(), ...);
+}
+
 TEST(WarpSort, ShapesWidth2And4) {
   REQUIRE_GPU();
-  check_shape<2, 1>();
-  check_shape<2, 5>();
-  check_shape<2, 16>();
-  check_shape<4, 2>();
-  check_shape<4, 3>();
-  check_shape<4, 7>();
+  check_shapes<2, 1, 5, 16>();
+  check_shapes<4, 2, 3, 7>();
 }
 
 TEST(WarpSort, ShapesWidth8And16) {
   REQUIRE_GPU();
-  check_shape<8, 1>();
-  check_shape<8, 5>();
-  check_shape<8, 8>();
-  check_shape<16, 3>();
-  check_shape<16, 4>();
+  check_shapes<8, 1, 5, 8>();
+  check_shapes<16, 3, 4>();
 }
 
 TEST(WarpSort, ShapesWidth32) {
   REQUIRE_GPU();
-  check_shape<32, 1>();
-  check_shape<32, 2>();
-  check_shape<32, 3>();
-  check_shape<32, 4>();
-  check_shape<32, 5>();
-  check_shape<32, 8>();
-  check_shape<32, 12>();
-  check_shape<32, 16>();
+  check_shapes<32, 1, 2, 3, 4, 5, 8, 12, 16>();
 }
 
 // The two overloads the shape sweep doesn't use: keys with valid_items, pairs
