@@ -2,13 +2,15 @@
 // against std::stable_sort, bit for bit (stability included), over key types,
 // payloads, comparators, sizes around the tile and merge-tile edges, every
 // distribution, in place and copy, both overloads, two streams, graph
-// capture, every error path (input and output untouched), and a size past
-// 2^31 checked on the device.
+// capture, every error path (input and output untouched, the allocating
+// overloads' temp storage given back), and a size past 2^31 checked on the device.
 //
 // Every run poisons the output and a guard zone on both sides of each buffer,
 // checks that the guards survive (no write outside [0, n)), and in copy mode
 // that keys_in (and values_in) were not written.
 #include <tilesort/device/merge_sort.cuh>
+
+#include <initializer_list>
 
 #include "common/test_util.cuh"
 
@@ -17,15 +19,6 @@ namespace {
 using namespace tilesort_test;
 
 // ------------------------------------------------------------------ helpers
-template <typename Key>
-struct comparator_for {
-  using type = tilesort::less;
-};
-template <>
-struct comparator_for<user_key> {
-  using type = user_key_less;
-};
-
 template <typename Key, typename Value = void>
 using policy_for = tilesort::detail::merge_sort_policy_for<
     Key, std::conditional_t<std::is_void_v<Value>, tilesort::detail::no_value, Value>>;
@@ -105,12 +98,6 @@ std::pair<std::vector<Key>, std::vector<Value>> device_sort_pairs(const std::vec
   return {keys_out.download(), values_out.download()};
 }
 
-std::vector<std::uint32_t> iota_indices(std::size_t n) {
-  std::vector<std::uint32_t> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::uint32_t>(i);
-  return v;
-}
-
 template <typename Key, typename Compare>
 void check_keys(const std::vector<Key>& in, Compare comp, const run_options& o) {
   SCOPED_TRACE(describe(static_cast<std::int64_t>(in.size()), o));
@@ -126,7 +113,7 @@ void check_pairs(const std::vector<Key>& in, Compare comp, const run_options& o)
 }
 
 // Sizes around every edge of the algorithm for a policy: tiny, the merge
-// tile, the blocksort tile, 2/3/4/5 tiles (odd run counts leave a group with
+// tile, the blocksort tile, the cluster's run, 2/3/4/5 tiles (odd run counts leave a group with
 // an empty B), primes and powers of two +-1.
 template <typename Policy>
 std::vector<std::int64_t> edge_sizes(bool with_large) {
@@ -150,7 +137,12 @@ std::vector<std::int64_t> edge_sizes(bool with_large) {
                                      2 * t + 1,
                                      3 * t + 7,
                                      4 * t + m / 2 + 1};
+  // The cluster sort's runs of c = C·T (sm_90): one, a partial second cluster
+  // with idle blocks, and the merge passes after them.
+  const std::int64_t c = t * Policy::cluster_blocks;
+  for (std::int64_t s : {c - 1, c, c + 1, 2 * c + t + 1}) sizes.push_back(s);
   if (small_run()) return sizes;
+  for (std::int64_t s : {3 * c - 7, 4 * c}) sizes.push_back(s);
   for (std::int64_t s : {std::int64_t(7919), std::int64_t(65521), std::int64_t(65537), std::int64_t(131071), 5 * t + 3,
                          9 * t - 1, std::int64_t(1000003)})
     sizes.push_back(s);
@@ -167,72 +159,74 @@ constexpr bool is_large_case =
     std::is_same_v<Key, std::uint32_t> || std::is_same_v<Key, std::uint64_t> || std::is_same_v<Key, float>;
 
 // ------------------------------------------------------------------ typed suite
+// Keys alone or pairs (values = original index) of one key type in its natural order.
+template <typename Key, bool Pairs>
+void check_sorted(const std::vector<Key>& in, const run_options& o) {
+  const typename comparator_for<Key>::type comp{};
+  if constexpr (Pairs) {
+    check_pairs(in, comp, o);
+  } else {
+    check_keys(in, comp, o);
+  }
+}
+
+// Random keys at every edge size, alternating copy and in place (starting
+// with in place when `in_place_first`).
+template <typename Key, bool Pairs>
+void check_all_sizes(bool in_place_first) {
+  using Value = std::conditional_t<Pairs, std::uint32_t, void>;
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  int i = 0;
+  for (const std::int64_t n : edge_sizes<policy_for<Key, Value>>(is_large_case<Key>)) {
+    run_options o;
+    o.in_place = ((i++ % 2) == 0) == in_place_first;
+    check_sorted<Key, Pairs>(make_keys<Key>(n, distribution::random, seed + n, typename comparator_for<Key>::type{}),
+                             o);
+  }
+}
+
+// Every distribution at the given sizes, copy and in place.
+template <typename Key, bool Pairs>
+void check_all_distributions(std::initializer_list<std::int64_t> sizes) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  for (const distribution d : all_distributions) {
+    SCOPED_TRACE(name(d));
+    for (const std::int64_t n : sizes) {
+      const auto keys = make_keys<Key>(n, d, seed + n, typename comparator_for<Key>::type{});
+      check_sorted<Key, Pairs>(keys, run_options{false, false, 0});
+      check_sorted<Key, Pairs>(keys, run_options{true, false, 0});
+    }
+  }
+}
+
 template <typename Key>
 class MergeSortTyped : public ::testing::Test {};
-using key_types = ::testing::Types<std::uint8_t, std::int16_t, std::uint32_t, std::int64_t, std::uint64_t, float,
-                                   double, __half, __nv_bfloat16, user_key>;
+using key_types = ::testing::Types<std::int8_t, std::uint8_t, std::int16_t, std::uint16_t, std::int32_t, std::uint32_t,
+                                   std::int64_t, std::uint64_t, float, double, __half, __nv_bfloat16, user_key>;
 TYPED_TEST_SUITE(MergeSortTyped, key_types);
 
 TYPED_TEST(MergeSortTyped, KeysAllSizes) {
   REQUIRE_GPU();
-  using Key = TypeParam;
-  const typename comparator_for<Key>::type comp{};
-  const auto seed = fresh_seed();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  int i = 0;
-  for (const std::int64_t n : edge_sizes<policy_for<Key>>(is_large_case<Key>)) {
-    run_options o;
-    o.in_place = (i++ % 2) == 1;
-    check_keys(make_keys<Key>(n, distribution::random, seed + n, comp), comp, o);
-  }
+  check_all_sizes<TypeParam, false>(false);
 }
 
 TYPED_TEST(MergeSortTyped, KeysAllDistributions) {
   REQUIRE_GPU();
-  using Key = TypeParam;
-  const typename comparator_for<Key>::type comp{};
-  const auto seed = fresh_seed();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  const std::int64_t t = policy_for<Key>::tile_items;
-  for (const distribution d : all_distributions) {
-    SCOPED_TRACE(name(d));
-    for (const std::int64_t n : {t + 1, small_run() ? 2 * t + 1 : 5 * t + 3}) {
-      const auto keys = make_keys<Key>(n, d, seed + n, comp);
-      check_keys(keys, comp, run_options{false, false, 0});
-      check_keys(keys, comp, run_options{true, false, 0});
-    }
-  }
+  const std::int64_t t = policy_for<TypeParam>::tile_items;
+  check_all_distributions<TypeParam, false>({t + 1, small_run() ? 2 * t + 1 : 5 * t + 3});
 }
 
 TYPED_TEST(MergeSortTyped, PairsAllSizes) {
   REQUIRE_GPU();
-  using Key = TypeParam;
-  const typename comparator_for<Key>::type comp{};
-  const auto seed = fresh_seed();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  int i = 0;
-  for (const std::int64_t n : edge_sizes<policy_for<Key, std::uint32_t>>(is_large_case<Key>)) {
-    run_options o;
-    o.in_place = (i++ % 2) == 0;
-    check_pairs(make_keys<Key>(n, distribution::random, seed + n, comp), comp, o);
-  }
+  check_all_sizes<TypeParam, true>(true);
 }
 
 TYPED_TEST(MergeSortTyped, PairsAllDistributions) {
   REQUIRE_GPU();
-  using Key = TypeParam;
-  const typename comparator_for<Key>::type comp{};
-  const auto seed = fresh_seed();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  const std::int64_t t = policy_for<Key, std::uint32_t>::tile_items;
-  for (const distribution d : all_distributions) {
-    SCOPED_TRACE(name(d));
-    for (const std::int64_t n : {t - 1, small_run() ? 2 * t + 1 : 7 * t + 5}) {
-      const auto keys = make_keys<Key>(n, d, seed + n, comp);
-      check_pairs(keys, comp, run_options{false, false, 0});
-      check_pairs(keys, comp, run_options{true, false, 0});
-    }
-  }
+  const std::int64_t t = policy_for<TypeParam, std::uint32_t>::tile_items;
+  check_all_distributions<TypeParam, true>({t - 1, small_run() ? 2 * t + 1 : 7 * t + 5});
 }
 
 // ------------------------------------------------------------------ comparators and payloads
@@ -506,6 +500,42 @@ TEST(MergeSort, FailedAllocationLeavesEverythingUntouched) {
   ASSERT_EQ(cudaSuccess, tilesort::merge_sort_keys(keys_in.data(), keys_out.data(), n));
   CUDA_ASSERT(cudaDeviceSynchronize());
   expect_stable_sorted(keys, keys_out.download(), tilesort::less{});
+}
+
+// The allocating overloads take their temp storage from the device's current
+// memory pool (cudaMallocAsync) and give all of it back: after a successful
+// sort, a rejected call and a failed allocation, the pool holds exactly what
+// it held before.
+TEST(MergeSort, ConvenienceOverloadsLeakNothing) {
+  REQUIRE_GPU();
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  int device = 0;
+  CUDA_ASSERT(cudaGetDevice(&device));
+  cudaMemPool_t pool;
+  CUDA_ASSERT(cudaDeviceGetMemPool(&pool, device));
+  auto pool_used = [&] {
+    std::uint64_t bytes = 0;
+    EXPECT_EQ(cudaSuccess, cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &bytes));
+    return bytes;
+  };
+  const std::int64_t t = policy_for<std::uint32_t, std::uint32_t>::tile_items;
+  const std::int64_t n = small_run() ? 3 * t + 5 : 1000003;  // needs temp storage
+  const auto keys = make_keys<std::uint32_t>(n, distribution::random, seed);
+  device_buffer<std::uint32_t> keys_in(keys), keys_out(n), pair_keys(keys), values(iota_indices(n));
+  std::uint32_t* null = nullptr;
+  CUDA_ASSERT(cudaDeviceSynchronize());
+  const std::uint64_t before = pool_used();
+  EXPECT_EQ(cudaSuccess, tilesort::merge_sort_keys(keys_in.data(), keys_out.data(), n));
+  EXPECT_EQ(cudaSuccess, tilesort::merge_sort_pairs(pair_keys.data(), pair_keys.data(), values.data(), values.data(), n));
+  EXPECT_EQ(cudaErrorInvalidValue, tilesort::merge_sort_keys(null, keys_out.data(), n));
+  EXPECT_EQ(cudaErrorMemoryAllocation,
+            tilesort::merge_sort_keys(keys_in.data(), keys_out.data(), std::int64_t(1) << 40));
+  EXPECT_EQ(cudaSuccess, cudaGetLastError());
+  CUDA_ASSERT(cudaDeviceSynchronize());
+  EXPECT_EQ(before, pool_used()) << "temp storage of the allocating overloads was not given back";
+  expect_stable_sorted(keys, keys_out.download(), tilesort::less{});
+  expect_stable_pairs(keys, pair_keys.download(), values.download(), tilesort::less{});
 }
 
 // ------------------------------------------------------------------ past 2^31
