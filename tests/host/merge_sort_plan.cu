@@ -21,8 +21,7 @@ namespace {
 using namespace tilesort::detail;
 using tilesort_test::fresh_seed;
 
-// ------------------------------------------------------------------ plan
-// arithmetic
+// ------------------------------------------------------------------ plan arithmetic
 TEST(MergeSortPlan, TilesAndPasses) {
   struct expected {
     std::int64_t n;
@@ -53,8 +52,7 @@ TEST(MergeSortPlan, TilesAndPasses) {
     EXPECT_EQ(c.tiles, plan.tiles);
     EXPECT_EQ(c.passes, plan.merge_passes);
     EXPECT_EQ(c.n == 0 ? 0 : 1 + c.passes, merge_sort_passes(c.n, tile));
-    // After the last pass one run covers everything; one pass earlier it did
-    // not.
+    // After the last pass one run covers everything; one pass earlier it did not.
     if (c.n > 0) EXPECT_GE(std::int64_t(tile) << plan.merge_passes, c.n);
     if (plan.merge_passes > 0) EXPECT_LT(std::int64_t(tile) << (plan.merge_passes - 1), c.n);
     EXPECT_EQ(plan.merge_passes > 0 ? ceil_div(c.n, 4096) : 0, plan.merge_tiles);
@@ -80,11 +78,9 @@ TEST(MergeSortPlan, LastStepWritesOutputAndStepsAlternate) {
   }
 }
 
-// ------------------------------------------------------------------ groups,
-// partitions, ranges
+// ------------------------------------------------------------------ groups, partitions, ranges
 TEST(MergeSortPlan, GroupsAndPartitionQueries) {
-  const std::int64_t run = 8, n = 37;  // groups [0,16) [16,32) [32,37): the last
-                                       // has A = [32,37), B empty
+  const std::int64_t run = 8, n = 37;  // groups [0,16) [16,32) [32,37): the last has A = [32,37), B empty
   auto g = merge_sort_group_of(0, run, n);
   EXPECT_EQ(0, g.begin);
   EXPECT_EQ(8, g.a_end);
@@ -133,8 +129,7 @@ TEST(MergeSortPlan, RangesPast2To31) {
     const merge_sort_plan plan = make_merge_sort_plan(n, tile, merge_tile);
     for (int pass = 0; pass < plan.merge_passes; ++pass) {
       const std::int64_t run = plan.run_length(pass);
-      // Tiles at the start, around 2^31 (and 2^32) outputs, around group ends,
-      // and at the end.
+      // Tiles at the start, around 2^31 (and 2^32) outputs, around group ends, and at the end.
       std::set<std::int64_t> tiles = {0, 1, plan.merge_tiles - 2, plan.merge_tiles - 1};
       for (std::int64_t edge : {std::int64_t(1) << 31, std::int64_t(1) << 32, 2 * run, 4 * run, n - run, n / 2}) {
         for (std::int64_t d = -2; d <= 1; ++d) {
@@ -144,8 +139,7 @@ TEST(MergeSortPlan, RangesPast2To31) {
       }
       auto partition = [&](std::int64_t boundary_tile) {
         const auto q = merge_sort_partition_query(std::min(boundary_tile * merge_tile, n), run, n);
-        // The virtual arrays are indexed relative to the group, as the kernel's
-        // are.
+        // The virtual arrays are indexed relative to the group, as the kernel's are.
         const std::int64_t split =
             merge_path<std::int64_t>(even_keys{}, q.a_len, odd_keys{}, q.b_len, q.diagonal, tilesort::less{});
         EXPECT_EQ(expected_split(q.a_len, q.b_len, q.diagonal), split) << "boundary tile " << boundary_tile;
@@ -170,12 +164,10 @@ TEST(MergeSortPlan, RangesPast2To31) {
   }
 }
 
-// ------------------------------------------------------------------ the whole
-// algorithm on the host
+// ------------------------------------------------------------------ the whole algorithm on the host
 struct item {
   int key;
-  int origin;  // index in the input: stability is exact equality with
-               // std::stable_sort
+  int origin;  // index in the input: stability is exact equality with std::stable_sort
 };
 
 // Mirrors device/merge_sort.cuh step by step; returns the buffer the last step
@@ -213,8 +205,7 @@ std::vector<item>* simulate(const std::vector<item>& in, std::vector<item>& out,
       covered = r.out_end;
       EXPECT_EQ(r.count(), r.a_count() + r.b_count());
       std::merge(src.begin() + r.a_begin, src.begin() + r.a_end, src.begin() + r.b_begin, src.begin() + r.b_end,
-                 to.begin() + r.out_begin,
-                 by_key);  // std::merge is stable: ties from the first range
+                 to.begin() + r.out_begin, by_key);  // std::merge is stable: ties from the first range
     }
     EXPECT_EQ(n, covered);
   }
@@ -243,8 +234,7 @@ TEST(MergeSortPlan, HostSimulationMatchesStableSort) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  // (blocksort tile, merge tile) shapes with merge_tile | 2·tile, small enough
-  // for many passes.
+  // (blocksort tile, merge tile) shapes with merge_tile | 2·tile, small enough for many passes.
   const std::pair<int, int> shapes[] = {{8, 4}, {8, 8}, {8, 16}, {16, 4}, {4, 8}, {12, 8}, {6, 4}, {32, 64}};
   for (const auto& [tile, merge_tile] : shapes) {
     ASSERT_EQ(0, (2 * tile) % merge_tile);
@@ -263,8 +253,7 @@ TEST(MergeSortPlan, HostSimulationPolicyShapes) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  // The device policy's shapes (T = 8192 / M = 4096, and the halved ones for
-  // bigger items).
+  // The device policy's shapes (T = 8192 / M = 4096, and the halved ones for bigger items).
   for (const auto& [tile, merge_tile] : {std::pair<int, int>{8192, 4096}, {4096, 2048}, {2048, 1024}}) {
     for (std::int64_t n : {std::int64_t(tile) - 1, std::int64_t(tile), std::int64_t(tile) + 1,
                            std::int64_t(merge_tile) * 3 + 17, std::int64_t(tile) * 5 + 3, std::int64_t(100003)})
@@ -272,9 +261,58 @@ TEST(MergeSortPlan, HostSimulationPolicyShapes) {
   }
 }
 
-// ------------------------------------------------------------------ the
-// kernels' steps, thread by thread A small stand-in policy (the device code
-// only reads these members).
+// ------------------------------------------------------------------ the partition kernel's warp search
+// __ballot_sync on the host: every lane's predicate, one after the other.
+struct host_ballot {
+  template <typename Pred>
+  TILESORT_HD unsigned operator()(const Pred& pred) const {
+    unsigned mask = 0;
+    for (int lane = 0; lane < 32; ++lane)
+      if (pred(lane)) mask |= 1u << lane;
+    return mask;
+  }
+};
+
+TEST(MergeSortPlan, WarpSearchMatchesBinarySearch) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int trial = 0; trial < 400; ++trial) {
+    // Lengths from 0 to a few rounds of 32-way narrowing (32^2 = 1024 and past).
+    const std::int64_t a_len = static_cast<std::int64_t>(rng() % (trial % 4 == 0 ? 40 : 5000));
+    const std::int64_t b_len = static_cast<std::int64_t>(rng() % (trial % 5 == 0 ? 40 : 5000));
+    std::vector<int> a(a_len), b(b_len);
+    const int spread = trial % 3 == 0 ? 4 : 1000000;
+    for (auto& k : a) k = static_cast<int>(rng() % spread);
+    for (auto& k : b) k = static_cast<int>(rng() % spread);
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    const std::int64_t total = a_len + b_len;
+    std::vector<std::int64_t> diagonals = {0, total, total / 2, std::min(a_len, b_len), std::max(a_len, b_len)};
+    for (int d = 0; d < 20; ++d) diagonals.push_back(static_cast<std::int64_t>(rng() % (total + 1)));
+    for (const std::int64_t diagonal : diagonals) {
+      ASSERT_EQ(
+          merge_path<std::int64_t>(a.data(), a_len, b.data(), b_len, diagonal, tilesort::less{}),
+          merge_path_32way<std::int64_t>(a.data(), a_len, b.data(), b_len, diagonal, tilesort::less{}, host_ballot{}))
+          << "a_len " << a_len << " b_len " << b_len << " diagonal " << diagonal;
+    }
+  }
+  // Through the partition query, as the kernel calls it: every boundary of a pass.
+  for (const std::int64_t n : {std::int64_t(1), std::int64_t(4095), std::int64_t(3 * 4096 + 17), std::int64_t(40000)}) {
+    std::vector<int> keys(n);
+    for (auto& k : keys) k = static_cast<int>(rng() % 50);
+    const std::int64_t run = 2048;
+    for (std::int64_t begin = 0; begin < n; begin += run)
+      std::sort(keys.begin() + begin, keys.begin() + std::min(n, begin + run));
+    for (std::int64_t tile = 0; tile * 512 <= n + 511; ++tile)
+      ASSERT_EQ(merge_sort_partition(keys.data(), n, run, 512, tile, tilesort::less{}),
+                merge_sort_partition(keys.data(), n, run, 512, tile, tilesort::less{}, host_ballot{}))
+          << "n " << n << " boundary " << tile;
+  }
+}
+
+// ------------------------------------------------------------------ the kernels' steps, thread by thread
+// A small stand-in policy (the device code only reads these members).
 template <int BlockThreads, int BlockItems, int MergeThreads, int MergeItems, int ClusterBlocks = 1>
 struct test_policy {
   static constexpr int block_threads = BlockThreads;
@@ -381,8 +419,7 @@ void emulate_merge_tile(const merge_tile_slices& slices, KeySrc keys_src, KeyDst
                         ValueDst values_dst, Compare comp) {
   constexpr bool pairs = merge_sort_has_values<Value>;
   using steps = merge_sort_merge_steps<threads, items>;
-  // Shared memory, poisoned: a read of a slot no step wrote shows in the
-  // result.
+  // Shared memory, poisoned: a read of a slot no step wrote shows in the result.
   std::vector<Key> keys(transpose_slots<Key>(threads * items), Key{poison_key, poison_key});
   std::vector<int> sources(transpose_slots<int>(threads * items), poison_key);
   std::vector<Value> values(threads * items);
@@ -613,11 +650,9 @@ TEST(MergeSortSteps, EmulatedDeviceSortPolicyShape) {
     for (const bool in_place : {false, true}) check_emulation<shape>(n, 100, in_place, rng);
 }
 
-// ------------------------------------------------------------------ temp
-// storage
+// ------------------------------------------------------------------ temp storage
 TEST(MergeSortPlan, TempLayout) {
-  // One tile: nothing needed, but never 0 bytes (so allocating temp_bytes gives
-  // a real pointer).
+  // One tile: nothing needed, but never 0 bytes (so allocating temp_bytes gives a real pointer).
   auto layout = make_merge_sort_temp_layout(make_merge_sort_plan(100, 8192, 4096), 4, 4);
   EXPECT_EQ(1u, layout.total_bytes);
   EXPECT_EQ(0u, layout.keys_bytes + layout.values_bytes + layout.partitions_bytes);
@@ -665,10 +700,10 @@ TEST(MergeSortPlan, TempLayout) {
   EXPECT_EQ(nullptr, one_tile.partitions);
 }
 
-// ------------------------------------------------------------------
-// shared-memory banks Shared-memory wavefronts one warp-wide access needs: 32
-// banks of 4 bytes; accesses of 8 (16) bytes are served per half (quarter)
-// warp. Lanes reading the same 4-byte word share it (broadcast).
+// ------------------------------------------------------------------ shared-memory banks
+// Shared-memory wavefronts one warp-wide access needs: 32 banks of 4 bytes;
+// accesses of 8 (16) bytes are served per half (quarter) warp. Lanes reading
+// the same 4-byte word share it (broadcast).
 int wavefronts(const std::vector<std::int64_t>& byte_address, int access_bytes) {
   const int group = access_bytes <= 4 ? 32 : 128 / access_bytes;
   int total = 0;

@@ -32,4 +32,13 @@ TILESORT_HD constexpr int log2_floor(long long x) {
 
 TILESORT_HD constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// Index of the lowest set bit of a non-zero mask.
+TILESORT_HD int lowest_set_bit(unsigned mask) {
+#ifdef __CUDA_ARCH__
+  return __ffs(mask) - 1;
+#else
+  return __builtin_ctz(mask);
+#endif
+}
+
 }  // namespace tilesort::detail

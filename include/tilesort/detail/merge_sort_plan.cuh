@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "config.cuh"
 #include "error.cuh"
@@ -108,13 +109,21 @@ TILESORT_HD constexpr merge_partition_query merge_sort_partition_query(std::int6
 
 // Partition `boundary_tile` of a pass (0 <= boundary_tile <= merge tiles):
 // the absolute index into A of the first A key that merge tile
-// `boundary_tile` takes. One 64-bit merge-path search over the pass's input.
-template <typename KeyIter, typename Compare>
+// `boundary_tile` takes. One 64-bit merge-path search over the pass's input:
+// binary, or 32-way when a warp searches together (`ballot`, see
+// merge_path_32way; every lane gets the answer).
+struct binary_search_tag {};
+template <typename KeyIter, typename Compare, typename Ballot = binary_search_tag>
 TILESORT_HD std::int64_t merge_sort_partition(KeyIter keys, std::int64_t n, std::int64_t run, int merge_tile_items,
-                                              std::int64_t boundary_tile, Compare comp) {
+                                              std::int64_t boundary_tile, Compare comp, Ballot ballot = {}) {
   const merge_partition_query q =
       merge_sort_partition_query(merge_sort_min(boundary_tile * merge_tile_items, n), run, n);
-  return q.a_begin + merge_path<std::int64_t>(keys + q.a_begin, q.a_len, keys + q.b_begin, q.b_len, q.diagonal, comp);
+  if constexpr (std::is_same_v<Ballot, binary_search_tag>) {
+    return q.a_begin + merge_path<std::int64_t>(keys + q.a_begin, q.a_len, keys + q.b_begin, q.b_len, q.diagonal, comp);
+  } else {
+    return q.a_begin + merge_path_32way<std::int64_t>(keys + q.a_begin, q.a_len, keys + q.b_begin, q.b_len, q.diagonal,
+                                                      comp, ballot);
+  }
 }
 
 // One merge tile's work: merge A[a_begin, a_end) with B[b_begin, b_end) into

@@ -15,14 +15,13 @@
 //   2. ceil(log2(ceil(n / R))) merge passes (R = the first kernel's run);
 //      pass p merges sorted runs of R << p keys in pairs. Each pass is two
 //      launches:
-//        partition: one 64-bit merge-path search in global memory per
-//        merge-tile
-//                   boundary (ceil(n / M) + 1 searches, M = merge tile);
+//        partition: one 64-bit merge-path search in global memory per merge-tile
+//                   boundary (ceil(n / M) + 1 searches, M = merge tile), a
+//                   warp per search;
 //        merge:     each block loads its A and B slices (coalesced) into
 //                   shared memory, every thread runs a merge-path search there
 //                   and serially merges merge_items outputs, and the block
-//                   stores its M outputs coalesced through padded shared
-//                   memory.
+//                   stores its M outputs coalesced through padded shared memory.
 //      Pairs merge keys only, carrying each output's source index; the
 //      values of A and B are loaded into shared memory with the keys (so a
 //      tile waits for DRAM once) and stored by that index.
@@ -51,13 +50,11 @@
 // merge pass reads one buffer and writes the other.
 //
 //   std::size_t temp_bytes = 0;
-//   tilesort::merge_sort_keys(nullptr, temp_bytes, d_in, d_out, n);          //
-//   size query cudaMallocAsync(&d_temp, temp_bytes, stream);
-//   tilesort::merge_sort_keys(d_temp, temp_bytes, d_in, d_out, n,
-//   tilesort::less{}, stream);
+//   tilesort::merge_sort_keys(nullptr, temp_bytes, d_in, d_out, n);          // size query
+//   cudaMallocAsync(&d_temp, temp_bytes, stream);
+//   tilesort::merge_sort_keys(d_temp, temp_bytes, d_in, d_out, n, tilesort::less{}, stream);
 //   // or, allocating stream-ordered temp storage itself:
-//   tilesort::merge_sort_pairs(d_keys, d_keys, d_vals, d_vals, n,
-//   tilesort::greater{}, stream);
+//   tilesort::merge_sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::greater{}, stream);
 #pragma once
 
 #include <cooperative_groups.h>
@@ -154,11 +151,11 @@ extern __shared__ __align__(16) unsigned char merge_sort_smem[];
 // threadIdx and put the barriers between steps; the host test runs the same
 // steps thread by thread (tests/host/merge_sort_plan.cu).
 
-// ------------------------------------------------------------------ warp
-// transposes A warp moves 32 x Items consecutive items between global memory
-// (striped: lane l touches l + 32k, so each access is one contiguous 32-item
-// row) and registers (blocked: lane l holds l·Items + i), through its own
-// padded region of shared memory; a __syncwarp separates the two steps of each
+// ------------------------------------------------------------------ warp transposes
+// A warp moves 32 x Items consecutive items between global memory (striped:
+// lane l touches l + 32k, so each access is one contiguous 32-item row) and
+// registers (blocked: lane l holds l·Items + i), through its own padded
+// region of shared memory; a __syncwarp separates the two steps of each
 // direction. `valid` counts the warp's in-range items (any int; <= 0: none).
 // Full = every item valid (no bounds checks).
 template <int Items>
@@ -318,12 +315,18 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
 
 // ------------------------------------------------------------------ merge pass
 // partitions[i] = absolute index into A of the first A key that merge tile i
-// takes, for i = 0 .. merge_tiles (one thread each).
+// takes, for i = 0 .. merge_tiles, one warp each: a 32-way search waits for
+// DRAM about log2(2 run) / 5 times (5 at run = 2^23) where a thread's binary
+// search waits log2(2 run) times, and this kernel is all waiting.
 template <typename Key, typename Compare>
 __global__ void merge_sort_partition_kernel(const Key* keys, std::int64_t n, std::int64_t run, int merge_tile_items,
                                             std::int64_t partition_count, std::int64_t* partitions, Compare comp) {
-  const std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < partition_count) partitions[i] = merge_sort_partition(keys, n, run, merge_tile_items, i, comp);
+  const std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  if (i >= partition_count) return;  // whole warps
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const auto ballot = [lane](auto pred) { return __ballot_sync(0xffffffffu, pred(lane)); };
+  const std::int64_t partition = merge_sort_partition(keys, n, run, merge_tile_items, i, comp, ballot);
+  if (lane == 0) partitions[i] = partition;
 }
 
 // Shared memory of one merge tile. StageValues: the values of A ++ B are
@@ -451,8 +454,7 @@ TILESORT_DEVICE void merge_sort_merge_tile(Storage& storage, const merge_tile_sl
   }
 }
 
-// One block per merge tile of M outputs: runs of `run` in keys_src -> runs of
-// 2·run in keys_dst.
+// One block per merge tile of M outputs: runs of `run` in keys_src -> runs of 2·run in keys_dst.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
     merge_sort_merge_kernel(const Key* keys_src, Key* keys_dst, const Value* values_src, Value* values_dst,
@@ -470,8 +472,8 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
                                                                            values_src, values_dst, comp);
 }
 
-// ------------------------------------------------------------------ cluster
-// sort sm_90: a cluster of C blocks sorts C consecutive tiles into one run of
+// ------------------------------------------------------------------ cluster sort
+// sm_90: a cluster of C blocks sorts C consecutive tiles into one run of
 // C·T items without leaving the chip. Each block sorts its tile into its shared
 // memory (tile buffer 0), then log2(C) rounds merge runs of T, 2T, .. in
 // pairs: in each round block r produces outputs [r·T, r·T + T) of its merge
@@ -531,8 +533,7 @@ struct merge_sort_cluster_parts {
     } work;
     Key keys[2][transpose_slots<Key>(tile_items)];
     Value values[2][pairs ? transpose_slots<Value>(tile_items) : 1];
-    Key* key_tiles[2][cluster_blocks];  // every block's buffers, as this block
-                                        // addresses them
+    Key* key_tiles[2][cluster_blocks];  // every block's buffers, as this block addresses them
     Value* value_tiles[2][cluster_blocks];
     std::int64_t partitions[2];
   };
@@ -562,8 +563,7 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
       s.value_tiles[b][thread] = cluster.map_shared_rank(&s.values[b][0], thread);
     }
   }
-  if (valid > 0) {  // __syncthreads inside: the condition is the same for the
-                    // whole block
+  if (valid > 0) {  // __syncthreads inside: the condition is the same for the whole block
     Key keys[Items];
     Value values[Items];
     const Value* tile_values = values_in;
@@ -605,18 +605,16 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
             own_tile_iter<Value>{s.values[from ^ 1], own_begin}, comp);
       }
     }
-    cluster.sync();  // the round's tiles are complete; nobody reads the old ones
-                     // any more
+    cluster.sync();  // the round's tiles are complete; nobody reads the old ones any more
   }
 #else
   (void)keys_in, (void)keys_out, (void)values_in, (void)values_out, (void)n, (void)comp;
-  __trap();  // launched only on devices with clusters
-             // (merge_sort_cluster_usable)
+  __trap();  // launched only on devices with clusters (merge_sort_cluster_usable)
 #endif
 }
 
 // ------------------------------------------------------------------ host side
-inline constexpr int merge_sort_partition_threads = 256;
+inline constexpr int merge_sort_partition_threads = 256;  // 8 searches per block
 
 // Kernels with more than 48 KB of dynamic shared memory must say so first.
 // The call is not stream-ordered; the thread switches to relaxed capture mode
@@ -744,7 +742,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value>& setup, void* t
   }
   // Grid sizes are 32-bit (n up to 2^43 keys with the policy above).
   if (plan.tiles * (setup.cluster ? policy::cluster_blocks : 1) > INT_MAX ||
-      ceil_div(plan.partition_count(), merge_sort_partition_threads) > INT_MAX || plan.merge_tiles > INT_MAX)
+      ceil_div(plan.partition_count() * 32, merge_sort_partition_threads) > INT_MAX || plan.merge_tiles > INT_MAX)
     return cudaErrorInvalidValue;
 
   const auto buffers = carve_merge_sort_temp<Key, Value>(temp, setup.layout);
@@ -777,7 +775,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value>& setup, void* t
   auto* merge_kernel = merge_sort_merge_kernel<policy, Key, Value, Compare>;
   if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage)));
   const std::int64_t partitions = plan.partition_count();
-  const auto partition_blocks = static_cast<unsigned>(ceil_div(partitions, merge_sort_partition_threads));
+  const auto partition_blocks = static_cast<unsigned>(ceil_div(partitions * 32, merge_sort_partition_threads));
   for (int pass = 0; pass < plan.merge_passes; ++pass) {
     const Key* keys_src = keys_of(pass);
     const std::int64_t run = plan.run_length(pass);
@@ -809,8 +807,7 @@ cudaError_t merge_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Ke
 }
 
 // Convenience entry: stream-ordered temp storage, allocated only when a merge
-// pass needs it, freed on the same stream whatever happens after the
-// allocation.
+// pass needs it, freed on the same stream whatever happens after the allocation.
 template <typename Key, typename Value, typename Compare>
 cudaError_t merge_sort_allocating(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                   std::int64_t n, Compare comp, cudaStream_t stream) {
@@ -821,8 +818,7 @@ cudaError_t merge_sort_allocating(const Key* keys_in, Key* keys_out, const Value
     return merge_sort_launch(setup, nullptr, keys_in, keys_out, values_in, values_out, comp, stream);
   void* temp = nullptr;
   if (cudaMallocAsync(&temp, setup.layout.total_bytes, stream) != cudaSuccess) {
-    (void)cudaGetLastError();  // our failure, not a sticky error: do not leave
-                               // it for the caller's next check
+    (void)cudaGetLastError();  // our failure, not a sticky error: do not leave it for the caller's next check
     return cudaErrorMemoryAllocation;
   }
   const cudaError_t sort_error = merge_sort_launch(setup, temp, keys_in, keys_out, values_in, values_out, comp, stream);
@@ -851,8 +847,7 @@ constexpr int merge_sort_passes(std::int64_t n, bool cluster = true) {
 //   std::size_t bytes = 0;
 //   tilesort::merge_sort_keys(nullptr, bytes, d_in, d_out, n);
 //   void* d_temp; cudaMalloc(&d_temp, bytes);
-//   tilesort::merge_sort_keys(d_temp, bytes, d_in, d_out, n,
-//   tilesort::greater{}, stream);
+//   tilesort::merge_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::greater{}, stream);
 template <typename Key, typename Compare = less>
 cudaError_t merge_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out, std::int64_t n,
                             Compare comp = {}, cudaStream_t stream = 0) {
@@ -862,9 +857,8 @@ cudaError_t merge_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* ke
 
 // Stable sort of n (key, value) pairs by key; values travel with their keys.
 //
-//   tilesort::merge_sort_pairs(nullptr, bytes, d_keys, d_keys, d_vals, d_vals,
-//   n);   // size query tilesort::merge_sort_pairs(d_temp, bytes, d_keys,
-//   d_keys, d_vals, d_vals, n);    // in place
+//   tilesort::merge_sort_pairs(nullptr, bytes, d_keys, d_keys, d_vals, d_vals, n);   // size query
+//   tilesort::merge_sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n);    // in place
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t merge_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                              const Value* values_in, Value* values_out, std::int64_t n, Compare comp = {},
