@@ -16,6 +16,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <tilesort/comparators.cuh>
@@ -132,6 +133,72 @@ class guarded_buffer {
 template <typename T>
 bool bitwise_equal(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+// Guarded input and output buffers of one device sort of keys (and values;
+// none when `values` is empty), and the checks every such run ends with. The
+// host vectors must outlive this object.
+template <typename Key, typename Value>
+class sort_buffers {
+ public:
+  sort_buffers(const std::vector<Key>& keys, const std::vector<Value>& values)
+      : keys_host_(keys),
+        values_host_(values),
+        keys_in_(keys.size()),
+        keys_out_(keys.size()),
+        values_in_(values.size()),
+        values_out_(values.size()) {
+    keys_in_.upload(keys);
+    values_in_.upload(values);
+  }
+  Key* keys_in() const { return keys_in_.data(); }
+  Value* values_in() const { return values_in_.data(); }
+  Key* keys_out(bool in_place) const { return in_place ? keys_in_.data() : keys_out_.data(); }
+  Value* values_out(bool in_place) const { return in_place ? values_in_.data() : values_out_.data(); }
+
+  // After the sort, its stream synchronised: nothing was written outside
+  // [0, n); in place, the separate outputs were not written; out of place,
+  // the inputs are unchanged. Returns the keys and values the caller sees.
+  std::pair<std::vector<Key>, std::vector<Value>> result(bool in_place) const {
+    EXPECT_TRUE(keys_in_.guards_intact() && keys_out_.guards_intact() && values_in_.guards_intact() &&
+                values_out_.guards_intact())
+        << "a write outside [0, n)";
+    if (in_place) {
+      EXPECT_TRUE(keys_out_.untouched() && values_out_.untouched()) << "in place, an unused output was written";
+      return {keys_in_.download(), values_in_.download()};
+    }
+    EXPECT_TRUE(bitwise_equal(keys_host_, keys_in_.download())) << "keys_in was modified";
+    EXPECT_TRUE(bitwise_equal(values_host_, values_in_.download())) << "values_in was modified";
+    return {keys_out_.download(), values_out_.download()};
+  }
+
+ private:
+  const std::vector<Key>& keys_host_;
+  const std::vector<Value>& values_host_;
+  guarded_buffer<Key> keys_in_, keys_out_;
+  guarded_buffer<Value> values_in_, values_out_;
+};
+
+// Runs one device sort the two ways a caller can: `convenience()` (the
+// overload that allocates its own temp storage), or `two_phase(temp, bytes)`
+// as a size query (temp == nullptr) and then the sort with poisoned temp
+// storage of that size. Waits for `stream` (before the temp storage is freed)
+// and checks that no error is left behind.
+template <typename Convenience, typename TwoPhase>
+void run_device_sort(bool convenience, cudaStream_t stream, Convenience&& convenience_call, TwoPhase&& two_phase) {
+  if (convenience) {
+    EXPECT_EQ(cudaSuccess, convenience_call());
+  } else {
+    std::size_t bytes = 0;
+    EXPECT_EQ(cudaSuccess, two_phase(nullptr, bytes));
+    EXPECT_GE(bytes, 1u) << "temp_bytes must never be 0";
+    device_buffer<unsigned char> temp(bytes);
+    temp.poison();
+    EXPECT_EQ(cudaSuccess, two_phase(temp.data(), bytes));
+    CUDA_EXPECT(cudaStreamSynchronize(stream));  // before temp is freed
+  }
+  CUDA_EXPECT(cudaStreamSynchronize(stream));
+  CUDA_EXPECT(cudaGetLastError());
 }
 
 // ---------------------------------------------------------------- key types
@@ -323,6 +390,19 @@ void expect_sorted_pairs(const std::vector<Key>& keys_in, const std::vector<Valu
   expect_sorted_permutation(keys_in, keys_out, comp);
   EXPECT_TRUE(is_permutation_of(zip(keys_in, values_in), zip(keys_out, values_out)))
       << "values did not travel with their keys";
+}
+
+// Items a sort may leave in any order (past valid_items): the same items as
+// the input's, keys alone or (key, value) pairs kept together.
+template <typename Key>
+void expect_same_items(const std::vector<Key>& keys_in, const std::vector<Key>& keys_out) {
+  EXPECT_TRUE(is_permutation_of(keys_in, keys_out)) << "the keys past valid_items are not the invalid input keys";
+}
+template <typename Key, typename Value>
+void expect_same_items(const std::vector<Key>& keys_in, const std::vector<Value>& values_in,
+                       const std::vector<Key>& keys_out, const std::vector<Value>& values_out) {
+  EXPECT_TRUE(is_permutation_of(zip(keys_in, values_in), zip(keys_out, values_out)))
+      << "the pairs past valid_items are not the invalid input pairs";
 }
 
 // Pairs with values = original index: exact match with std::stable_sort.

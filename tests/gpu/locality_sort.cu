@@ -98,56 +98,36 @@ std::string describe(std::int64_t n, const run_options& o) {
   return "n=" + std::to_string(n) + (o.in_place ? " in place" : " copy") + (o.convenience ? " convenience" : "");
 }
 
-// Keys, and values when Value is not void; returns what the caller sees afterwards.
+// Keys, and values when Value is not no_value; returns what the caller sees afterwards.
 template <typename Key, typename Value, typename Compare>
 std::pair<std::vector<Key>, std::vector<Value>> device_sort(const std::vector<Key>& keys_host,
                                                             const std::vector<Value>& values_host, Compare comp,
                                                             const run_options& o) {
   constexpr bool pairs = !std::is_same_v<Value, tilesort::detail::no_value>;
   const auto n = static_cast<std::int64_t>(keys_host.size());
-  guarded_buffer<Key> keys(n), keys_out(n);
-  guarded_buffer<Value> values(pairs ? n : 0), values_out(pairs ? n : 0);
-  keys.upload(keys_host);
-  if constexpr (pairs) values.upload(values_host);
-  Key* kdst = o.in_place ? keys.data() : keys_out.data();
-  Value* vdst = o.in_place ? values.data() : values_out.data();
+  sort_buffers<Key, Value> b(keys_host, values_host);  // values_host is empty for keys alone
+  Key* kdst = b.keys_out(o.in_place);
+  Value* vdst = b.values_out(o.in_place);
   tilesort::sort_options options;
   options.stats = o.stats;
-  auto call = [&](void* temp, std::size_t& bytes) {
-    if constexpr (pairs) {
-      return tilesort::locality_sort_pairs(temp, bytes, keys.data(), kdst, values.data(), vdst, n, comp, o.stream,
-                                           options);
-    } else {
-      return tilesort::locality_sort_keys(temp, bytes, keys.data(), kdst, n, comp, o.stream, options);
-    }
-  };
-  if (o.convenience) {
-    if constexpr (pairs) {
-      EXPECT_EQ(cudaSuccess,
-                tilesort::locality_sort_pairs(keys.data(), kdst, values.data(), vdst, n, comp, o.stream, options));
-    } else {
-      EXPECT_EQ(cudaSuccess, tilesort::locality_sort_keys(keys.data(), kdst, n, comp, o.stream, options));
-    }
-  } else {
-    std::size_t bytes = 0;
-    EXPECT_EQ(cudaSuccess, call(nullptr, bytes));
-    EXPECT_GE(bytes, 1u);
-    device_buffer<unsigned char> temp(bytes);
-    temp.poison();
-    EXPECT_EQ(cudaSuccess, call(temp.data(), bytes));
-    CUDA_EXPECT(cudaStreamSynchronize(o.stream));  // before temp is freed
-  }
-  CUDA_EXPECT(cudaStreamSynchronize(o.stream));
-  CUDA_EXPECT(cudaGetLastError());
-  EXPECT_TRUE(keys.guards_intact() && keys_out.guards_intact() && values.guards_intact() && values_out.guards_intact())
-      << "a write outside [0, n)";
-  if (o.in_place) {
-    EXPECT_TRUE(keys_out.untouched() && values_out.untouched());
-    return {keys.download(), pairs ? values.download() : std::vector<Value>()};
-  }
-  EXPECT_TRUE(bitwise_equal(keys_host, keys.download())) << "keys_in was modified";
-  if constexpr (pairs) EXPECT_TRUE(bitwise_equal(values_host, values.download())) << "values_in was modified";
-  return {keys_out.download(), pairs ? values_out.download() : std::vector<Value>()};
+  run_device_sort(
+      o.convenience, o.stream,
+      [&] {
+        if constexpr (pairs) {
+          return tilesort::locality_sort_pairs(b.keys_in(), kdst, b.values_in(), vdst, n, comp, o.stream, options);
+        } else {
+          return tilesort::locality_sort_keys(b.keys_in(), kdst, n, comp, o.stream, options);
+        }
+      },
+      [&](void* temp, std::size_t& bytes) {
+        if constexpr (pairs) {
+          return tilesort::locality_sort_pairs(temp, bytes, b.keys_in(), kdst, b.values_in(), vdst, n, comp, o.stream,
+                                               options);
+        } else {
+          return tilesort::locality_sort_keys(temp, bytes, b.keys_in(), kdst, n, comp, o.stream, options);
+        }
+      });
+  return b.result(o.in_place);
 }
 
 template <typename Key, typename Compare>

@@ -37,29 +37,15 @@ inline std::string describe(std::int64_t n, const run_options& o) {
 template <typename Key, typename Compare>
 std::vector<Key> device_sort_keys(const std::vector<Key>& in, Compare comp, const run_options& o) {
   const auto n = static_cast<std::int64_t>(in.size());
-  guarded_buffer<Key> keys(in.size()), out(in.size());
-  keys.upload(in);
-  Key* dst = o.in_place ? keys.data() : out.data();
-  if (o.convenience) {
-    EXPECT_EQ(cudaSuccess, tilesort::merge_sort_keys(keys.data(), dst, n, comp, o.stream));
-  } else {
-    std::size_t bytes = 0;
-    EXPECT_EQ(cudaSuccess, tilesort::merge_sort_keys(nullptr, bytes, keys.data(), dst, n, comp, o.stream));
-    EXPECT_GE(bytes, 1u);
-    device_buffer<unsigned char> temp(bytes);
-    temp.poison();
-    EXPECT_EQ(cudaSuccess, tilesort::merge_sort_keys(temp.data(), bytes, keys.data(), dst, n, comp, o.stream));
-    CUDA_EXPECT(cudaStreamSynchronize(o.stream));  // before temp is freed
-  }
-  CUDA_EXPECT(cudaStreamSynchronize(o.stream));
-  CUDA_EXPECT(cudaGetLastError());
-  EXPECT_TRUE(keys.guards_intact() && out.guards_intact()) << "a write outside [0, n)";
-  if (o.in_place) {
-    EXPECT_TRUE(out.untouched());
-    return keys.download();
-  }
-  EXPECT_TRUE(bitwise_equal(in, keys.download())) << "keys_in was modified";
-  return out.download();
+  const std::vector<std::uint32_t> no_values;
+  sort_buffers<Key, std::uint32_t> b(in, no_values);
+  Key* dst = b.keys_out(o.in_place);
+  run_device_sort(
+      o.convenience, o.stream, [&] { return tilesort::merge_sort_keys(b.keys_in(), dst, n, comp, o.stream); },
+      [&](void* temp, std::size_t& bytes) {
+        return tilesort::merge_sort_keys(temp, bytes, b.keys_in(), dst, n, comp, o.stream);
+      });
+  return b.result(o.in_place).first;
 }
 
 template <typename Key, typename Value, typename Compare>
@@ -67,35 +53,16 @@ std::pair<std::vector<Key>, std::vector<Value>> device_sort_pairs(const std::vec
                                                                   const std::vector<Value>& values_in, Compare comp,
                                                                   const run_options& o) {
   const auto n = static_cast<std::int64_t>(keys_in.size());
-  guarded_buffer<Key> keys(keys_in.size()), keys_out(keys_in.size());
-  guarded_buffer<Value> values(keys_in.size()), values_out(keys_in.size());
-  keys.upload(keys_in);
-  values.upload(values_in);
-  Key* kdst = o.in_place ? keys.data() : keys_out.data();
-  Value* vdst = o.in_place ? values.data() : values_out.data();
-  if (o.convenience) {
-    EXPECT_EQ(cudaSuccess, tilesort::merge_sort_pairs(keys.data(), kdst, values.data(), vdst, n, comp, o.stream));
-  } else {
-    std::size_t bytes = 0;
-    EXPECT_EQ(cudaSuccess,
-              tilesort::merge_sort_pairs(nullptr, bytes, keys.data(), kdst, values.data(), vdst, n, comp, o.stream));
-    device_buffer<unsigned char> temp(bytes);
-    temp.poison();
-    EXPECT_EQ(cudaSuccess, tilesort::merge_sort_pairs(temp.data(), bytes, keys.data(), kdst, values.data(), vdst, n,
-                                                      comp, o.stream));
-    CUDA_EXPECT(cudaStreamSynchronize(o.stream));
-  }
-  CUDA_EXPECT(cudaStreamSynchronize(o.stream));
-  CUDA_EXPECT(cudaGetLastError());
-  EXPECT_TRUE(keys.guards_intact() && keys_out.guards_intact() && values.guards_intact() && values_out.guards_intact())
-      << "a write outside [0, n)";
-  if (o.in_place) {
-    EXPECT_TRUE(keys_out.untouched() && values_out.untouched());
-    return {keys.download(), values.download()};
-  }
-  EXPECT_TRUE(bitwise_equal(keys_in, keys.download())) << "keys_in was modified";
-  EXPECT_TRUE(bitwise_equal(values_in, values.download())) << "values_in was modified";
-  return {keys_out.download(), values_out.download()};
+  sort_buffers<Key, Value> b(keys_in, values_in);
+  Key* kdst = b.keys_out(o.in_place);
+  Value* vdst = b.values_out(o.in_place);
+  run_device_sort(
+      o.convenience, o.stream,
+      [&] { return tilesort::merge_sort_pairs(b.keys_in(), kdst, b.values_in(), vdst, n, comp, o.stream); },
+      [&](void* temp, std::size_t& bytes) {
+        return tilesort::merge_sort_pairs(temp, bytes, b.keys_in(), kdst, b.values_in(), vdst, n, comp, o.stream);
+      });
+  return b.result(o.in_place);
 }
 
 template <typename Key, typename Compare>
