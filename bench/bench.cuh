@@ -546,6 +546,21 @@ struct device_data {
 
 // ------------------------------------------------------------------ two-phase calls
 
+// A timed_call for `impl` in `role` that restores the input before and checks
+// the output after every repetition; its call is set by the caller (or by
+// measure_two_phase).
+inline harness::timed_call timed_call_for(const std::string& impl, const std::string& role,
+                                          std::function<void()> restore, std::function<bool(std::string&)> verify,
+                                          bool latency_rows = false) {
+  harness::timed_call c;
+  c.impl = impl;
+  c.role = role;
+  c.latency_rows = latency_rows;
+  c.restore = std::move(restore);
+  c.verify = std::move(verify);
+  return c;
+}
+
 // Temp storage of `bytes` (at least 1, so the pointer is never null).
 inline dbuf<unsigned char> temp_storage(std::size_t bytes) { return dbuf<unsigned char>(bytes > 0 ? bytes : 1); }
 

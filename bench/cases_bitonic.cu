@@ -87,18 +87,13 @@ void run_bitonic(harness& h, std::int64_t n, dist dd) {
        "radix (reference)", false},
   };
   for (const entry& e : entries) {
-    harness::timed_call c;
-    c.impl = e.impl;
-    c.role = e.role;
+    harness::timed_call c = timed_call_for(
+        e.impl, e.role, data.restore(h),
+        e.in_place ? verifier<K, V>(h, data.keys.get(), data.values.get(), n, 0, tilesort::less{}, data.fingerprint)
+                   : verifier<K, V>(h, data.out_keys.get(), data.out_values.get(), n, 0, tilesort::less{},
+                                    data.fingerprint),
+        true);
     c.note = e.note;
-    c.latency_rows = true;
-    c.restore = data.restore(h);
-    if (e.in_place) {
-      c.verify = verifier<K, V>(h, data.keys.get(), data.values.get(), n, 0, tilesort::less{}, data.fingerprint);
-    } else {
-      c.verify =
-          verifier<K, V>(h, data.out_keys.get(), data.out_values.get(), n, 0, tilesort::less{}, data.fingerprint);
-    }
     const sorter which = e.which;
     measure_two_phase(h, c, [&, which](void* temp, std::size_t& bytes, cudaStream_t s) {
       return call_sorter<K, V>(which, temp, bytes, data, n, s);

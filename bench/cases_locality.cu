@@ -67,13 +67,8 @@ void run_locality(harness& h, std::int64_t n, dist d) {
   const char* what = pairs ? "pairs" : "keys";
 
   auto row = [&](const std::string& impl, const char* role, const u32* keys_out, const value_t<V>* values_out) {
-    harness::timed_call c;
-    c.impl = impl;
-    c.role = role;
-    c.latency_rows = true;
-    c.restore = data.restore(h);
-    c.verify = verifier<u32, V>(h, keys_out, values_out, n, 0, tilesort::less{}, data.fingerprint);
-    return c;
+    return timed_call_for(impl, role, data.restore(h),
+                          verifier<u32, V>(h, keys_out, values_out, n, 0, tilesort::less{}, data.fingerprint), true);
   };
 
   for (const bool in_place : {false, true}) {  // tilesort::locality_sort

@@ -40,14 +40,11 @@ void run_merge(harness& h, std::int64_t n, dist d, Compare comp, bool with_radix
   // Every row times from the restored working copy; out of place rows verify
   // out_keys, in place rows the working copy.
   auto row = [&](const std::string& impl, const char* role, bool in_place) {
-    harness::timed_call c;
-    c.impl = impl;
-    c.role = role;
-    c.latency_rows = true;
-    c.restore = data.restore(h);
-    c.verify = in_place ? verifier<K, V>(h, data.keys.get(), data.values.get(), n, 0, comp, data.fingerprint)
-                        : verifier<K, V>(h, data.out_keys.get(), data.out_values.get(), n, 0, comp, data.fingerprint);
-    return c;
+    return timed_call_for(
+        impl, role, data.restore(h),
+        in_place ? verifier<K, V>(h, data.keys.get(), data.values.get(), n, 0, comp, data.fingerprint)
+                 : verifier<K, V>(h, data.out_keys.get(), data.out_values.get(), n, 0, comp, data.fingerprint),
+        true);
   };
 
   // tilesort, out of place

@@ -49,12 +49,7 @@ void run_segmented(harness& h, std::int64_t n, std::int64_t length) {
   }
 
   auto row = [&](const std::string& impl, const char* role) {
-    harness::timed_call c;
-    c.impl = impl;
-    c.role = role;
-    c.restore = data.restore(h);
-    c.verify = verify;
-    return c;
+    return timed_call_for(impl, role, data.restore(h), verify);
   };
 
   // tilesort

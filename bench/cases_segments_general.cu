@@ -169,12 +169,7 @@ void run_segments(harness& h, const std::string& name, std::int64_t n) {
     return check_offsets<V>(h, data.out_keys.get(), data.out_values.get(), n, begin, count, true);
   });
   auto row = [&](const std::string& impl, const char* role) {
-    harness::timed_call c;
-    c.impl = impl;
-    c.role = role;
-    c.restore = data.restore(h);
-    c.verify = verify;
-    return c;
+    return timed_call_for(impl, role, data.restore(h), verify);
   };
 
   auto tilesort_row = [&](auto segments, const std::string& impl, bool with_stats) {
