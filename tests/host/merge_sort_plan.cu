@@ -478,26 +478,30 @@ void emulate_cluster_sort(const Key* keys_in, Key* keys_out, const Value* values
         if constexpr (pairs) value_tiles[rank][transpose_slot<Value>(i)] = sorted_values[i];
       }
     }
+    constexpr int threads = Policy::block_threads, items = Policy::block_items;
     for (int round = 0; round < cluster_rounds(C); ++round) {
-      const cluster_round r = cluster_round::of(round, C, T);
+      const std::int64_t run = cluster_round_run(round, T);
       const int from = round & 1;
       const cluster_tile_iter<Key, T> src_keys{key_tiles.data() + from * C, 0};
       const cluster_tile_iter<Value, T> src_values{value_tiles.data() + from * C, 0};
       for (int rank = 0; rank < C && std::int64_t(rank) * T < cluster_n; ++rank) {
-        const std::int64_t p0 = merge_sort_partition(src_keys, cluster_n, r.run, T, rank, comp);
-        const std::int64_t p1 = merge_sort_partition(src_keys, cluster_n, r.run, T, rank + 1, comp);
-        const merge_tile_slices slices = merge_tile_range(rank, T, r.run, cluster_n, p0, p1);
-        constexpr int threads = Policy::block_threads, items = Policy::block_items;
-        if (r.last) {
-          emulate_merge_tile<threads, items, false, false, Key, Value>(
-              slices, src_keys, keys_out + cluster_begin, src_values, pairs ? values_out + cluster_begin : values_out,
-              comp);
-        } else {
-          const int to = (from ^ 1) * C + rank;
-          emulate_merge_tile<threads, items, false, false, Key, Value>(
-              slices, src_keys, own_tile_iter<Key>{key_tiles[to], std::int64_t(rank) * T}, src_values,
-              own_tile_iter<Value>{value_tiles[to], std::int64_t(rank) * T}, comp);
-        }
+        const std::int64_t p0 = merge_sort_partition(src_keys, cluster_n, run, T, rank, comp);
+        const std::int64_t p1 = merge_sort_partition(src_keys, cluster_n, run, T, rank + 1, comp);
+        const merge_tile_slices slices = merge_tile_range(rank, T, run, cluster_n, p0, p1);
+        const int to = (from ^ 1) * C + rank;
+        emulate_merge_tile<threads, items, false, false, Key, Value>(
+            slices, src_keys, own_tile_iter<Key>{key_tiles[to], std::int64_t(rank) * T}, src_values,
+            own_tile_iter<Value>{value_tiles[to], std::int64_t(rank) * T}, comp);
+      }
+    }
+    const int last = cluster_final_buffer(C) * C;
+    for (int rank = 0; rank < C; ++rank) {
+      const std::int64_t begin = std::int64_t(rank) * T;
+      const int valid = static_cast<int>(std::max<std::int64_t>(0, std::min<std::int64_t>(cluster_n - begin, T)));
+      for (int t = 0; t < threads; ++t) {
+        cluster_store_tile<threads, items>(key_tiles[last + rank], valid, keys_out + cluster_begin + begin, t);
+        if constexpr (pairs)
+          cluster_store_tile<threads, items>(value_tiles[last + rank], valid, values_out + cluster_begin + begin, t);
       }
     }
   }

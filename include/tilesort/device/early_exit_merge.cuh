@@ -508,32 +508,43 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
     __syncthreads();  // also: the previous job's last shared-memory reads are done
     if (job.entry < 0) break;
 
+    // A window job or a merge tile decides what to merge and where; one call
+    // merges either. (One inlined copy of the merge: two copies under an
+    // if/else, like the full/partial twin of merge_sort_merge_kernel, are the
+    // shape nvcc 13.0 compiled into wrong merges on sm_90.)
     const merge_segment segment = list.segment_of_block(job.entry / tiling::merge_tiles_per_block);
+    slice_location a{}, b{};
+    int count = 0, a_count = 0;
+    std::uint8_t destination = in_output;
+    std::int64_t out_begin = 0;
     if (job.window) {
       // In place: both interface tiles live in one buffer (checked by the job kernel).
       const std::int64_t a_end = tiling::tile_begin(segment, job.entry);
-      const std::uint8_t location = locations[job.entry];
-      const slice_location a{job.first, job.first, location, location};
-      const slice_location b{a_end, a_end, location, location};
-      const int count = static_cast<int>(job.second - job.first);
-      const int a_count = static_cast<int>(a_end - job.first);
-      early_exit_merge_slices<false, Policy>(storage, buffers, a, a_count, b, count, buffers.keys(location),
-                                             buffers.values(location), job.first, comp);
+      destination = locations[job.entry];
+      a = slice_location{job.first, job.first, destination, destination};
+      b = slice_location{a_end, a_end, destination, destination};
+      count = static_cast<int>(job.second - job.first);
+      a_count = static_cast<int>(a_end - job.first);
+      out_begin = job.first;
     } else {
-      const std::int64_t out_begin = tiling::tile_begin(segment, job.entry);
+      out_begin = tiling::tile_begin(segment, job.entry);
       const std::int64_t out_end = tiling::tile_end(segment, job.entry);
       const run_group group = run_group_of(segment, out_begin, run);
       const tile_sources src = tile_sources_of(group, out_begin, out_end, job.first, job.second);
-      const slice_location a = locate_slice<tiling>(segment, src.a_begin, src.a_end, locations);
-      const slice_location b = locate_slice<tiling>(segment, src.b_begin, src.b_end, locations);
-      const std::uint8_t destination = static_cast<std::uint8_t>(locations[job.entry] ^ 1u);
-      const int count = static_cast<int>(out_end - out_begin);
-      const int a_count = static_cast<int>(src.a_end - src.a_begin);
-      // Bounds-checked path only: an unchecked twin inlined beside it merged
-      // wrongly on sm_90 with nvcc 13.0 (see merge_sort_merge_kernel).
-      early_exit_merge_slices<false, Policy>(storage, buffers, a, a_count, b, count, buffers.keys(destination),
-                                             buffers.values(destination), out_begin, comp);
+      a = locate_slice<tiling>(segment, src.a_begin, src.a_end, locations);
+      b = locate_slice<tiling>(segment, src.b_begin, src.b_end, locations);
+      destination = static_cast<std::uint8_t>(locations[job.entry] ^ 1u);
+      count = static_cast<int>(out_end - out_begin);
+      a_count = static_cast<int>(src.a_end - src.a_begin);
     }
+    // Partitions that do not describe a merge can only follow an earlier
+    // wrong merge; such a job is skipped rather than indexing shared memory
+    // out of bounds, so the wrong keys show in the caller's checks and the
+    // CUDA context survives.
+    if (a_count < 0 || a_count > count || count > Policy::merge_tile_items) continue;
+    // Bounds-checked path only (see merge_sort_merge_kernel).
+    early_exit_merge_slices<false, Policy>(storage, buffers, a, a_count, b, count, buffers.keys(destination),
+                                           buffers.values(destination), out_begin, comp);
   }
 }
 

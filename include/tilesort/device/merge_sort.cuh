@@ -479,9 +479,13 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 // pairs: in each round block r produces outputs [r·T, r·T + T) of its merge
 // group exactly as a merge-pass block produces its merge tile (merge_path
 // partition, merge_sort_merge_tile), reading the runs from the cluster's tile
-// buffers through distributed shared memory and writing its own other buffer;
-// the last round writes global memory. One cluster barrier per round; the
-// buffers alternate, so a round never overwrites a tile another block reads.
+// buffers through distributed shared memory and writing its own other buffer.
+// One cluster barrier per round; the buffers alternate, so a round never
+// overwrites a tile another block reads. Then each block stores its tile of
+// the cluster's run (coalesced). Every round is the same code: a last round
+// that wrote global memory directly would be a second inlined copy of the
+// merge under a branch, the shape nvcc 13.0 miscompiled on sm_90 (see
+// merge_sort_merge_kernel).
 
 // Item i of the cluster's runs: block i / T's tile buffer, slot i % T (padded
 // like the transposes). `tiles` lists the C buffers of one generation.
@@ -508,15 +512,24 @@ struct own_tile_iter {
 // which outputs block `rank` merges and from where, given the two partitions
 // it searched (merge_sort_partition over the round's runs, boundaries rank
 // and rank + 1). Blocks at or past cluster_n have nothing to merge.
-struct cluster_round {
-  std::int64_t run;  // T << round
-  bool last;         // writes global memory
-  TILESORT_HD static constexpr cluster_round of(int round, int cluster_blocks, int tile_items) {
-    return {std::int64_t(tile_items) << round, (2 << round) >= cluster_blocks};
-  }
-};
+TILESORT_HD constexpr std::int64_t cluster_round_run(int round, int tile_items) {
+  return std::int64_t(tile_items) << round;
+}
 TILESORT_HD constexpr int cluster_rounds(int cluster_blocks) {
   return cluster_blocks <= 1 ? 0 : log2_floor(cluster_blocks);
+}
+// After the rounds: the tile buffer that holds the block's part of the run.
+TILESORT_HD constexpr int cluster_final_buffer(int cluster_blocks) { return cluster_rounds(cluster_blocks) & 1; }
+
+// The block's part of the run, tile buffer -> global memory, striped (each
+// warp access one contiguous row); `valid` items.
+template <int Threads, int Items, typename T>
+TILESORT_HD void cluster_store_tile(const T* tile, int valid, T* dst, int thread) {
+#pragma unroll
+  for (int k = 0; k < Items; ++k) {
+    const int j = thread + k * Threads;
+    if (j < valid) dst[j] = tile[transpose_slot<T>(j)];
+  }
 }
 
 template <typename Policy, typename Key, typename Value>
@@ -583,30 +596,28 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
   }
   cluster.sync();  // every tile sorted, every block's buffer addresses known
 
-  Key* const global_keys = keys_out + cluster_begin;
-  Value* global_values = values_out;
-  if constexpr (parts::pairs) global_values += cluster_begin;
   for (int round = 0; round < cluster_rounds(C); ++round) {
-    const cluster_round r = cluster_round::of(round, C, T);
+    const std::int64_t run = cluster_round_run(round, T);
     const int from = round & 1;
     const cluster_tile_iter<Key, T> src_keys{s.key_tiles[from], 0};
     const cluster_tile_iter<Value, T> src_values{s.value_tiles[from], 0};
-    if (thread == 0) s.partitions[0] = merge_sort_partition(src_keys, cluster_n, r.run, T, rank, comp);
-    if (thread == 32) s.partitions[1] = merge_sort_partition(src_keys, cluster_n, r.run, T, rank + 1, comp);
+    if (thread == 0) s.partitions[0] = merge_sort_partition(src_keys, cluster_n, run, T, rank, comp);
+    if (thread == 32) s.partitions[1] = merge_sort_partition(src_keys, cluster_n, run, T, rank + 1, comp);
     __syncthreads();
     if (valid > 0) {
-      const merge_tile_slices slices = merge_tile_range(rank, T, r.run, cluster_n, s.partitions[0], s.partitions[1]);
-      if (r.last) {
-        merge_sort_merge_tile<false, Policy::block_threads, Items>(s.work.merge, slices, src_keys, global_keys,
-                                                                   src_values, global_values, comp);
-      } else {
-        merge_sort_merge_tile<false, Policy::block_threads, Items>(
-            s.work.merge, slices, src_keys, own_tile_iter<Key>{s.keys[from ^ 1], own_begin}, src_values,
-            own_tile_iter<Value>{s.values[from ^ 1], own_begin}, comp);
-      }
+      const merge_tile_slices slices = merge_tile_range(rank, T, run, cluster_n, s.partitions[0], s.partitions[1]);
+      merge_sort_merge_tile<false, Policy::block_threads, Items>(
+          s.work.merge, slices, src_keys, own_tile_iter<Key>{s.keys[from ^ 1], own_begin}, src_values,
+          own_tile_iter<Value>{s.values[from ^ 1], own_begin}, comp);
     }
     cluster.sync();  // the round's tiles are complete; nobody reads the old ones any more
   }
+  // No block reads another's buffers past the last barrier, so each may store and exit.
+  constexpr int last = cluster_final_buffer(C);
+  cluster_store_tile<Policy::block_threads, Items>(s.keys[last], valid, keys_out + cluster_begin + own_begin, thread);
+  if constexpr (parts::pairs)
+    cluster_store_tile<Policy::block_threads, Items>(s.values[last], valid, values_out + cluster_begin + own_begin,
+                                                     thread);
 #else
   (void)keys_in, (void)keys_out, (void)values_in, (void)values_out, (void)n, (void)comp;
   __trap();  // launched only on devices with clusters (merge_sort_cluster_usable)
