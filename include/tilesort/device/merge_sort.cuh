@@ -689,7 +689,13 @@ cudaError_t merge_sort_cluster_usable(bool& usable) {
       int major = 0, optin = 0;
       TILESORT_RETURN_IF_ERROR(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
       TILESORT_RETURN_IF_ERROR(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-      if (major >= 9 && sizeof(storage) <= static_cast<std::size_t>(optin)) {
+      // The kernel's code must be sm_90 or later too: a program built for an
+      // older architecture only (say PTX for sm_80, JIT-compiled here) holds
+      // the kernel's stub, which traps.
+      cudaFuncAttributes attributes{};
+      TILESORT_RETURN_IF_ERROR(cudaFuncGetAttributes(&attributes, kernel));
+      if (major >= 9 && attributes.binaryVersion >= 90 && attributes.ptxVersion >= 90 &&
+          sizeof(storage) <= static_cast<std::size_t>(optin)) {
         TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, sizeof(storage)));
         const cluster_launch<Policy> launch(1, sizeof(storage), nullptr);
         int clusters = 0;
