@@ -671,43 +671,55 @@ struct cluster_launch {
   cluster_launch& operator=(const cluster_launch&) = delete;
 };
 
-// Whether the cluster sort can run on the current device: clusters (compute
-// capability >= 9), room for its shared memory, and one cluster fitting on
-// the GPU at once. Asked once per device and kernel, then remembered.
+// Whether the cluster sort can run on `device`: clusters (compute capability
+// >= 9), the kernel built for sm_90 or later (a program built only for an
+// older architecture, e.g. PTX for sm_80 JIT-compiled on an H100, holds the
+// kernel's trapping stub), room for its shared memory, and one cluster
+// fitting on the GPU at once.
+template <typename Policy, typename Key, typename Value, typename Compare>
+cudaError_t merge_sort_cluster_query(int device, bool& usable) {
+  using storage = typename merge_sort_cluster_parts<Policy, Key, Value>::storage;
+  auto* kernel = merge_sort_cluster_sort_kernel<Policy, Key, Value, Compare>;
+  usable = false;
+  int major = 0, optin = 0;
+  TILESORT_RETURN_IF_ERROR(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  TILESORT_RETURN_IF_ERROR(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  cudaFuncAttributes attributes{};
+  TILESORT_RETURN_IF_ERROR(cudaFuncGetAttributes(&attributes, kernel));
+  if (major < 9 || attributes.binaryVersion < 90 || attributes.ptxVersion < 90 ||
+      sizeof(storage) > static_cast<std::size_t>(optin))
+    return cudaSuccess;
+  TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, sizeof(storage)));
+  const cluster_launch<Policy> launch(1, sizeof(storage), nullptr);
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config) != cudaSuccess) {
+    (void)cudaGetLastError();  // no answer: sort without clusters
+    return cudaSuccess;
+  }
+  usable = clusters > 0;
+  return cudaSuccess;
+}
+
+// The same, asked once per device and kernel, then remembered. The queries
+// are not stream-ordered: the thread switches to relaxed capture mode around
+// them so that they stay legal while the caller captures a graph.
 template <typename Policy, typename Key, typename Value, typename Compare>
 cudaError_t merge_sort_cluster_usable(bool& usable) {
   usable = false;
   if constexpr (Policy::cluster_blocks > 1) {
-    using storage = typename merge_sort_cluster_parts<Policy, Key, Value>::storage;
-    auto* kernel = merge_sort_cluster_sort_kernel<Policy, Key, Value, Compare>;
     static std::atomic<signed char> known[64] = {};  // per device: 0 not asked yet, 1 no, 2 yes
     int device = 0;
     TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
     if (device < 64 && known[device] != 0) {
       usable = known[device] == 2;
-    } else {
-      int major = 0, optin = 0;
-      TILESORT_RETURN_IF_ERROR(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-      TILESORT_RETURN_IF_ERROR(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-      // The kernel's code must be sm_90 or later too: a program built for an
-      // older architecture only (say PTX for sm_80, JIT-compiled here) holds
-      // the kernel's stub, which traps.
-      cudaFuncAttributes attributes{};
-      TILESORT_RETURN_IF_ERROR(cudaFuncGetAttributes(&attributes, kernel));
-      if (major >= 9 && attributes.binaryVersion >= 90 && attributes.ptxVersion >= 90 &&
-          sizeof(storage) <= static_cast<std::size_t>(optin)) {
-        TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, sizeof(storage)));
-        const cluster_launch<Policy> launch(1, sizeof(storage), nullptr);
-        int clusters = 0;
-        cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;  // legal while the caller captures
-        TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
-        const cudaError_t error = cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config);
-        TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
-        if (error != cudaSuccess) (void)cudaGetLastError();  // no answer: sort without clusters
-        usable = error == cudaSuccess && clusters > 0;
-      }
-      if (device < 64) known[device] = usable ? 2 : 1;
+      return cudaSuccess;
     }
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
+    const cudaError_t error = merge_sort_cluster_query<Policy, Key, Value, Compare>(device, usable);
+    TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
+    TILESORT_RETURN_IF_ERROR(error);
+    if (device < 64) known[device] = usable ? 2 : 1;
   }
   return cudaSuccess;
 }
