@@ -10,6 +10,7 @@
 #   device run: carry ["third_party"], command "bash scripts/gpu-check.sh"
 # Knobs: GPU_CHECK_TESTS=regex (ctest -R), GPU_CHECK_SANITIZE=0, GPU_CHECK_BENCH=0,
 #        GPU_CHECK_PREBUILT=FILE (test binaries packed by scripts/pack-prebuilt.sh),
+#        GPU_CHECK_BENCH_NOCLUSTERS=0 (skip the merge rows without the cluster sort),
 #        GPU_CHECK_BENCH_ARGS="--quick" (the benchmark's arguments).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +22,7 @@ note() { summary+=("$*"); echo "## $*"; }
 # The device tool stops a command at 600 s: phases share a deadline and the
 # benchmark keeps a reserve, so the summary always prints.
 deadline=${GPU_CHECK_DEADLINE:-560}
-bench_reserve=${GPU_CHECK_BENCH_RESERVE:-70}
+bench_reserve=${GPU_CHECK_BENCH_RESERVE:-100}
 left() { echo $((deadline - SECONDS)); }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
@@ -115,6 +116,16 @@ if [ "${GPU_CHECK_BENCH:-1}" = 1 ] && [ -x build-gpu/bench/tilesort-bench ]; the
     >"$OUT/bench.txt" 2>"$OUT/bench.err"
   note "bench: rc=$? ($((SECONDS - start)) s)"
   cat "$OUT/bench.txt"
+  # The merge sort without its sm_90 cluster sort, same binary, same GPU: what
+  # the clusters give.
+  if [ "${GPU_CHECK_BENCH_NOCLUSTERS:-1}" = 1 ] && [ "$(left)" -gt 25 ]; then
+    start=$SECONDS
+    TILESORT_MERGE_CLUSTERS=0 timeout $(($(left) - 5)) build-gpu/bench/tilesort-bench --family merge \
+      --sizes 2^20,2^24 --types u32,u64,pairs32 --dist random --json "$OUT/bench-noclusters.json" \
+      >"$OUT/bench-noclusters.txt" 2>>"$OUT/bench.err"
+    note "bench without clusters: rc=$? ($((SECONDS - start)) s)"
+    cat "$OUT/bench-noclusters.txt"
+  fi
 fi
 
 echo

@@ -64,6 +64,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <type_traits>
 
 #include "../block/block_sort.cuh"
@@ -703,9 +704,13 @@ cudaError_t merge_sort_cluster_query(int device, bool& usable) {
 // The same, asked once per device and kernel, then remembered. The queries
 // are not stream-ordered: the thread switches to relaxed capture mode around
 // them so that they stay legal while the caller captures a graph.
+// TILESORT_MERGE_CLUSTERS=0 in the environment turns the cluster sort off
+// (to compare both on one GPU, or to rule it out when hunting a problem).
 template <typename Policy, typename Key, typename Value, typename Compare>
 cudaError_t merge_sort_cluster_usable(bool& usable) {
   usable = false;
+  const char* setting = std::getenv("TILESORT_MERGE_CLUSTERS");
+  if (setting != nullptr && setting[0] == '0') return cudaSuccess;
   if constexpr (Policy::cluster_blocks > 1) {
     static std::atomic<signed char> known[64] = {};  // per device: 0 not asked yet, 1 no, 2 yes
     int device = 0;
