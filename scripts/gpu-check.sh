@@ -39,7 +39,8 @@ if [ -n "${GPU_CHECK_PREBUILT:-}" ] && [ -f "$GPU_CHECK_PREBUILT" ]; then
   # the device's compile time; the benchmark (too big to carry with them) is
   # built here in the background while the tests and the sanitizer run.
   tar -xJf "$GPU_CHECK_PREBUILT"
-  note "build: test binaries from $GPU_CHECK_PREBUILT ($(ls build-gpu/tests | grep -c -E '^(gpu|host)_')), benchmark building in the background"
+  packed=$(cat "$(dirname "$GPU_CHECK_PREBUILT")/commit.txt" 2>/dev/null || echo unknown)
+  note "build: test binaries from $GPU_CHECK_PREBUILT ($(ls build-gpu/tests | grep -c -E '^(gpu|host)_'), commit $packed; tree at $(git rev-parse --short HEAD 2>/dev/null || echo unknown)), benchmark building in the background"
   if [ "${GPU_CHECK_BENCH:-1}" = 1 ]; then
     (configure -DTILESORT_BUILD_TESTS=OFF -DTILESORT_BUILD_EXAMPLES=OFF &&
        ninja -C build-gpu -j "$(nproc)" tilesort-bench >>"$OUT/build.log" 2>&1) &
