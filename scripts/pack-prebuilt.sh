@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# Packs the test binaries of a local sm_90 build for scripts/gpu-check.sh, so
-# the GPU machine spends its time running them rather than compiling them:
-#   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
-#   ninja -C build-gpu && scripts/pack-prebuilt.sh        # or BUILD_DIR=build-ci (CI's build: also sm_90)
+# Packs the GPU test binaries of a local sm_90 build for scripts/gpu-check.sh,
+# so that the GPU machine spends its time running them rather than compiling:
+#   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real
+#   ninja -C build-gpu && scripts/pack-prebuilt.sh        # or BUILD_DIR=build-ci (CI's build: sm_90 + PTX)
 #   device run: carry ["third_party/prebuilt"],
 #     command "GPU_CHECK_PREBUILT=third_party/prebuilt/tests.tar.xz bash scripts/gpu-check.sh"
-# The archive must stay under the device tool's 64 MiB carry limit.
+# The archive must stay under the device tool's 64 MiB carry limit: host
+# symbols are stripped, the host tests (CI runs them) are left out, and a
+# 90-real build (no embedded PTX) is smaller still.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(cd "${BUILD_DIR:-build-gpu}" && pwd)
-mkdir -p third_party/prebuilt
-(cd "$build" && tar -cf - --transform 's,^,build-gpu/,' tests/gpu_* tests/host_*) | xz -9 -T0 >third_party/prebuilt/tests.tar.xz
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/build-gpu/tests" third_party/prebuilt
+cp "$build"/tests/gpu_* "$stage/build-gpu/tests/"
+strip --strip-unneeded "$stage"/build-gpu/tests/*
+(cd "$stage" && tar -cf - build-gpu) | xz -9e -T0 >third_party/prebuilt/tests.tar.xz
 git rev-parse HEAD >third_party/prebuilt/commit.txt
-ls -la third_party/prebuilt/tests.tar.xz
+bytes=$(stat -c %s third_party/prebuilt/tests.tar.xz)
+echo "third_party/prebuilt/tests.tar.xz: $bytes bytes (limit $((64 * 1024 * 1024)))"
+[ "$bytes" -le $((64 * 1024 * 1024 - 65536)) ] || { echo "too big to carry: build with -DCMAKE_CUDA_ARCHITECTURES=90-real" >&2; exit 1; }
