@@ -10,6 +10,7 @@
 // that keys_in (and values_in) were not written.
 #include <tilesort/device/merge_sort.cuh>
 
+#include <cstdlib>
 #include <initializer_list>
 
 #include "common/test_util.cuh"
@@ -221,6 +222,27 @@ TEST(MergeSort, GreaterAndUserComparators) {
       check_pairs(make_keys<std::uint32_t>(n, distribution::random, seed + n), low_byte_less{}, o);
     }
   }
+}
+
+// The per-block tiles that devices without thread-block clusters use, on this
+// GPU too (TILESORT_MERGE_CLUSTERS=0 turns the cluster sort off), so that the
+// fallback stays tested where the cluster sort runs.
+TEST(MergeSort, WithoutClusters) {
+  REQUIRE_GPU();
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  ASSERT_EQ(0, setenv("TILESORT_MERGE_CLUSTERS", "0", 1));
+  const std::int64_t t = policy_for<std::uint32_t>::tile_items;
+  const std::int64_t c = t * policy_for<std::uint32_t>::cluster_blocks;
+  for (const std::int64_t n : {t + 1, 3 * t + 7, c + 1, small_run() ? 2 * c : 5 * c + 3}) {
+    for (const bool in_place : {false, true}) {
+      const run_options o{in_place, false, 0};
+      check_keys(make_keys<std::uint32_t>(n, distribution::random, seed + n), tilesort::less{}, o);
+      check_pairs(make_keys<std::uint32_t>(n, distribution::few_distinct, seed + n), tilesort::less{}, o);
+      check_keys(make_keys<std::uint64_t>(n, distribution::random, seed + n), tilesort::less{}, o);
+    }
+  }
+  ASSERT_EQ(0, unsetenv("TILESORT_MERGE_CLUSTERS"));
 }
 
 // A 16-byte payload (block_sort carries it by index) and an 8-byte one.
