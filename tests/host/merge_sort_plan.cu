@@ -485,8 +485,8 @@ void emulate_cluster_sort(const Key* keys_in, Key* keys_out, const Value* values
       const cluster_tile_iter<Key, T> src_keys{key_tiles.data() + from * C, 0};
       const cluster_tile_iter<Value, T> src_values{value_tiles.data() + from * C, 0};
       for (int rank = 0; rank < C && std::int64_t(rank) * T < cluster_n; ++rank) {
-        const std::int64_t p0 = merge_sort_partition(src_keys, cluster_n, run, T, rank, comp);
-        const std::int64_t p1 = merge_sort_partition(src_keys, cluster_n, run, T, rank + 1, comp);
+        const std::int64_t p0 = merge_sort_partition(src_keys, cluster_n, run, T, rank, comp, host_ballot{});
+        const std::int64_t p1 = merge_sort_partition(src_keys, cluster_n, run, T, rank + 1, comp, host_ballot{});
         const merge_tile_slices slices = merge_tile_range(rank, T, run, cluster_n, p0, p1);
         const int to = (from ^ 1) * C + rank;
         emulate_merge_tile<threads, items, false, false, Key, Value>(

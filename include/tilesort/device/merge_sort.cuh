@@ -602,8 +602,12 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
     const int from = round & 1;
     const cluster_tile_iter<Key, T> src_keys{s.key_tiles[from], 0};
     const cluster_tile_iter<Value, T> src_values{s.value_tiles[from], 0};
-    if (thread == 0) s.partitions[0] = merge_sort_partition(src_keys, cluster_n, run, T, rank, comp);
-    if (thread == 32) s.partitions[1] = merge_sort_partition(src_keys, cluster_n, run, T, rank + 1, comp);
+    if (thread < 64) {  // warps 0 and 1 search the block's two boundaries, 32 probes per remote wait
+      const int lane = thread % 32;
+      const auto ballot = [lane](auto pred) { return __ballot_sync(0xffffffffu, pred(lane)); };
+      const std::int64_t p = merge_sort_partition(src_keys, cluster_n, run, T, rank + thread / 32, comp, ballot);
+      if (lane == 0) s.partitions[thread / 32] = p;
+    }
     __syncthreads();
     if (valid > 0) {
       const merge_tile_slices slices = merge_tile_range(rank, T, run, cluster_n, s.partitions[0], s.partitions[1]);
@@ -779,7 +783,9 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value>& setup, void* t
       ceil_div(plan.partition_count() * 32, merge_sort_partition_threads) > INT_MAX || plan.merge_tiles > INT_MAX)
     return cudaErrorInvalidValue;
 
-  const auto buffers = carve_merge_sort_temp<Key, Value>(temp, setup.layout);
+  // No merge pass (one tile, or one cluster's run): no temp storage, maybe none given.
+  const auto buffers = plan.merge_passes > 0 ? carve_merge_sort_temp<Key, Value>(temp, setup.layout)
+                                             : merge_sort_buffers<Key, Value>{nullptr, nullptr, nullptr};
   // Step k writes keys_out when plan.writes_output(k), else the temp buffers.
   auto keys_of = [&](int step) { return plan.writes_output(step) ? keys_out : buffers.keys; };
   auto values_of = [&](int step) { return plan.writes_output(step) ? values_out : buffers.values; };
