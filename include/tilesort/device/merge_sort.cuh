@@ -7,8 +7,8 @@
 //        C blocks sorts C·T keys on chip: each block sorts a tile of T =
 //        block_threads x block_items keys into its shared memory (block_sort,
 //        stable), then log2(C) merge rounds read the cluster's tiles through
-//        distributed shared memory (see "cluster sort" below); the last round
-//        writes runs of C·T keys to global memory;
+//        distributed shared memory (see "cluster sort" below), and each
+//        block stores its part of the cluster's run of C·T keys;
 //      blocksort (otherwise): each block loads a tile of T keys (coalesced,
 //        transposed to the blocked arrangement in shared memory), sorts it
 //        with block_sort and stores it back: runs of T.
@@ -110,7 +110,7 @@ namespace tilesort {
 //   the first log2(8) = 3 merge passes run on chip. The 8 blocks of a cluster
 //   each sort their tile into shared memory, then merge the cluster's tiles
 //   in rounds, reading each other's tiles through distributed shared memory,
-//   and only the last round writes global memory: sorted runs of 8T = 65536
+//   and only then write global memory: sorted runs of 8T = 65536
 //   items leave the first kernel, 3 fewer passes over DRAM at every n > T.
 //   It costs a second tile buffer per block (u32 keys ~100 KB of shared
 //   memory per block, 8-byte items and u32 pairs ~200 KB), affordable because
@@ -739,24 +739,23 @@ cudaError_t merge_sort_cluster_usable(bool& usable) {
 template <typename Key, typename Value>
 struct merge_sort_setup {
   using policy = merge_sort_policy_for<Key, Value>;
-  bool cluster;
   merge_sort_plan plan;
   merge_sort_temp_layout layout;
   merge_sort_setup(std::int64_t n, bool use_cluster)
-      : cluster(merge_sort_run_items<policy>(n, use_cluster) != policy::tile_items),
-        plan(make_merge_sort_plan(n, merge_sort_run_items<policy>(n, use_cluster), policy::merge_tile_items)),
+      : plan(make_merge_sort_plan(n, merge_sort_run_items<policy>(n, use_cluster), policy::merge_tile_items)),
         layout(make_merge_sort_temp_layout(make_merge_sort_plan(n, policy::tile_items, policy::merge_tile_items),
                                            sizeof(Key), merge_sort_has_values<Value> ? sizeof(Value) : 0)) {}
+  // The first kernel is the cluster sort (its runs are longer than a tile).
+  bool cluster() const { return plan.tile_items != policy::tile_items; }
 };
 
+// Whether a sort of n keys runs the cluster sort on the current device.
 template <typename Key, typename Value, typename Compare>
-cudaError_t make_merge_sort_setup(std::int64_t n, merge_sort_setup<Key, Value>& setup) {
-  bool cluster = false;
-  if (n > merge_sort_setup<Key, Value>::policy::tile_items)
-    TILESORT_RETURN_IF_ERROR(
-        (merge_sort_cluster_usable<merge_sort_policy_for<Key, Value>, Key, Value, Compare>(cluster)));
-  setup = merge_sort_setup<Key, Value>(n, cluster);
-  return cudaSuccess;
+cudaError_t merge_sort_wants_cluster(std::int64_t n, bool& cluster) {
+  using policy = merge_sort_policy_for<Key, Value>;
+  cluster = false;
+  if (n <= policy::tile_items) return cudaSuccess;
+  return merge_sort_cluster_usable<policy, Key, Value, Compare>(cluster);
 }
 
 // Launch everything. Arguments are checked; `temp` holds layout.total_bytes.
@@ -779,7 +778,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value>& setup, void* t
     return cudaSuccess;
   }
   // Grid sizes are 32-bit (n up to 2^43 keys with the policy above).
-  if (plan.tiles * (setup.cluster ? policy::cluster_blocks : 1) > INT_MAX ||
+  if (plan.tiles * (setup.cluster() ? policy::cluster_blocks : 1) > INT_MAX ||
       ceil_div(plan.partition_count() * 32, merge_sort_partition_threads) > INT_MAX || plan.merge_tiles > INT_MAX)
     return cudaErrorInvalidValue;
 
@@ -790,7 +789,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value>& setup, void* t
   auto keys_of = [&](int step) { return plan.writes_output(step) ? keys_out : buffers.keys; };
   auto values_of = [&](int step) { return plan.writes_output(step) ? values_out : buffers.values; };
 
-  if (setup.cluster) {
+  if (setup.cluster()) {
     using storage = typename merge_sort_cluster_parts<policy, Key, Value>::storage;
     static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
     auto* kernel = merge_sort_cluster_sort_kernel<policy, Key, Value, Compare>;
@@ -840,9 +839,10 @@ cudaError_t merge_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Ke
     return cudaSuccess;
   }
   TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, merge_sort_has_values<Value>, n));
-  merge_sort_setup<Key, Value> setup(n, false);
+  bool cluster = false;
+  TILESORT_RETURN_IF_ERROR((merge_sort_wants_cluster<Key, Value, Compare>(n, cluster)));
+  const merge_sort_setup<Key, Value> setup(n, cluster);
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, setup.layout.total_bytes));
-  TILESORT_RETURN_IF_ERROR((make_merge_sort_setup<Key, Value, Compare>(n, setup)));
   return merge_sort_launch(setup, d_temp, keys_in, keys_out, values_in, values_out, comp, stream);
 }
 
@@ -852,8 +852,9 @@ template <typename Key, typename Value, typename Compare>
 cudaError_t merge_sort_allocating(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                   std::int64_t n, Compare comp, cudaStream_t stream) {
   TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, merge_sort_has_values<Value>, n));
-  merge_sort_setup<Key, Value> setup(n, false);
-  TILESORT_RETURN_IF_ERROR((make_merge_sort_setup<Key, Value, Compare>(n, setup)));
+  bool cluster = false;
+  TILESORT_RETURN_IF_ERROR((merge_sort_wants_cluster<Key, Value, Compare>(n, cluster)));
+  const merge_sort_setup<Key, Value> setup(n, cluster);
   if (setup.plan.merge_passes == 0)
     return merge_sort_launch(setup, nullptr, keys_in, keys_out, values_in, values_out, comp, stream);
   void* temp = nullptr;

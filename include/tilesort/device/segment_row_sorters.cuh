@@ -52,16 +52,16 @@ struct uniform_segments_policy {
   static constexpr shape key_blocks[] = {{128, wide ? 4 : 8}, {128, wide ? 8 : 16}, {256, wide ? 8 : 16},
                                          {512, wide ? 8 : 16}};
   static constexpr shape pair_warps[] = {{8, 4}, {16, 4}};
-  static constexpr shape pair_blocks[] = {{32, 4},           {64, 4},           {128, 4},          {128, 8},
-                                          {wide ? 256 : 128, wide ? 8 : 16}, {wide ? 512 : 256, wide ? 8 : 16},
-                                          {wide ? 512 : 512, wide ? 8 : 16}};
-  static constexpr int pair_block_count = wide ? 6 : 7;  // wide pairs stop at 512 x 8
+  static constexpr shape pair_blocks[] = {{32, 4}, {64, 4}, {128, 4}, {128, 8}, {128, 16}, {256, 16}, {512, 16}};
+  static constexpr shape wide_pair_blocks[] = {{32, 4}, {64, 4}, {128, 4}, {128, 8}, {256, 8}, {512, 8}};
 
  public:
   static constexpr int warp_shape_count = pairs ? 2 : 5;
-  static constexpr int block_shape_count = pairs ? pair_block_count : 4;
+  static constexpr int block_shape_count = !pairs ? 4 : wide ? 6 : 7;
   static constexpr shape warp_shape(int i) { return pairs ? pair_warps[i] : key_warps[i]; }
-  static constexpr shape block_shape(int i) { return pairs ? pair_blocks[i] : key_blocks[i]; }
+  static constexpr shape block_shape(int i) {
+    return !pairs ? key_blocks[i] : wide ? wide_pair_blocks[i] : pair_blocks[i];
+  }
   static constexpr std::int64_t max_row =
       std::int64_t(block_shape(block_shape_count - 1).threads) * block_shape(block_shape_count - 1).items;
 };
