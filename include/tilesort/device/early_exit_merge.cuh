@@ -192,7 +192,6 @@ struct early_exit_blocksort_shared {
   using parts = merge_sort_blocksort_parts<Key, Value, Policy::block_threads, Policy::block_items>;
   using storage = typename parts::storage;
   using transpose = typename parts::transpose;
-  using sort_type = typename parts::sort_type;
   static constexpr bool pairs = parts::pairs;
   static constexpr int warps = parts::warps;
   static constexpr int warp_items = parts::warp_items;
