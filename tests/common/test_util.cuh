@@ -76,8 +76,14 @@ class device_buffer {
 
   T* data() const { return ptr_; }
   std::size_t size() const { return n_; }
+  // upload and poison finish on the device before they return: the sorts
+  // under test may run on a non-blocking stream, which does not wait for the
+  // legacy stream that cudaMemcpy/cudaMemset use (a pageable upload may
+  // return before its last DMA lands; a memset returns at once). Without the
+  // wait a sort could read half-uploaded keys, or a poison land on its output.
   void upload(const std::vector<T>& host) {
     EXPECT_EQ(cudaSuccess, cudaMemcpy(ptr_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+    EXPECT_EQ(cudaSuccess, cudaDeviceSynchronize());
   }
   std::vector<T> download() const {
     std::vector<T> host(n_);
@@ -85,7 +91,10 @@ class device_buffer {
     return host;
   }
   // Fill with a byte pattern so that unwritten outputs are visible.
-  void poison() { EXPECT_EQ(cudaSuccess, cudaMemset(ptr_, 0xA5, n_ * sizeof(T))); }
+  void poison() {
+    EXPECT_EQ(cudaSuccess, cudaMemset(ptr_, 0xA5, n_ * sizeof(T)));
+    EXPECT_EQ(cudaSuccess, cudaDeviceSynchronize());
+  }
 
  private:
   T* ptr_ = nullptr;
@@ -100,8 +109,9 @@ class guarded_buffer {
   static constexpr std::size_t guard = 64;
   explicit guarded_buffer(std::size_t n) : n_(n), storage_(n + 2 * guard) { storage_.poison(); }
   T* data() const { return storage_.data() + guard; }
-  void upload(const std::vector<T>& host) {
+  void upload(const std::vector<T>& host) {  // finished on the device on return, as device_buffer::upload
     if (!host.empty()) CUDA_EXPECT(cudaMemcpy(data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+    CUDA_EXPECT(cudaDeviceSynchronize());
   }
   std::vector<T> download() const {
     std::vector<T> host(n_);
