@@ -7,7 +7,6 @@
 // distributions random, sorted, reversed, few distinct, nearly sorted. For
 // n <= 2^16 the automatic timing mode adds gpu-mode (latency) rows.
 #include <cstdio>
-#include <cstdlib>
 
 #include <tilesort/comparators.cuh>
 #include <tilesort/device/merge_sort.cuh>
@@ -28,13 +27,9 @@ cudaError_t tilesort_merge(void* temp, std::size_t& bytes, const K* keys_in, K* 
   }
 }
 
-// Passes over DRAM as this process runs them: with the sm_90 cluster sort
-// unless TILESORT_MERGE_CLUSTERS=0 turned it off.
 template <typename K, typename V>
 std::string merge_bound(const harness& h, std::int64_t n) {
-  const char* setting = std::getenv("TILESORT_MERGE_CLUSTERS");
-  const bool clusters = setting == nullptr || setting[0] != '0';
-  return pass_bound(h, tilesort::merge_sort_passes<K, V>(n, clusters), double(sizeof(K) + value_size<V>()));
+  return pass_bound(h, tilesort::merge_sort_passes<K, V>(n), double(sizeof(K) + value_size<V>()));
 }
 
 template <typename K, typename V, typename Compare>

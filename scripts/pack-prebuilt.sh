@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # Packs the GPU test binaries of a local sm_90 build for scripts/gpu-check.sh,
 # so that the GPU machine spends its time running them rather than compiling:
-#   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90
-#   ninja -C build-gpu && scripts/pack-prebuilt.sh        # or BUILD_DIR=build-ci (CI's build, the same)
+#   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real
+#   ninja -C build-gpu && scripts/pack-prebuilt.sh        # or BUILD_DIR=build-ci (CI's build: sm_90 + PTX)
 #   device run: carry ["third_party/prebuilt"],
 #     command "GPU_CHECK_PREBUILT=third_party/prebuilt/tests.tar.xz bash scripts/gpu-check.sh"
 # The archive must stay under the device tool's 64 MiB carry limit: host
-# symbols are stripped and the host tests (CI runs them) left out (2026-11-23:
-# 66.7 MB). A 90-real build (no embedded PTX) packs to 38 MB; before relying
-# on one, check on the GPU that merge_sort still takes its cluster path there
-# (merge_sort_cluster_query reads the kernel's ptxVersion).
+# symbols are stripped and the host tests (CI runs them) left out.
+# -DCMAKE_CUDA_ARCHITECTURES=90-real packs to about 38 MB; a 90 build (sm_90 +
+# embedded PTX, as CI's) packed to 66.7 MB (2026-11-23), close to the limit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=$(cd "${BUILD_DIR:-build-gpu}" && pwd)

@@ -10,7 +10,6 @@
 // that keys_in (and values_in) were not written.
 #include <tilesort/device/merge_sort.cuh>
 
-#include <cstdlib>
 #include <initializer_list>
 
 #include "common/test_util.cuh"
@@ -81,8 +80,10 @@ void check_pairs(const std::vector<Key>& in, Compare comp, const run_options& o)
 }
 
 // Sizes around every edge of the algorithm for a policy: tiny, the merge
-// tile, the blocksort tile, the cluster's run, 2/3/4/5 tiles (odd run counts leave a group with
-// an empty B), primes and powers of two +-1.
+// tile, the blocksort tile, 2/3/4/5 tiles (odd run counts leave a group with
+// an empty B), 8 tiles and one key either side (three merge passes, then
+// four), 17 tiles + 1 (five, the last with a short B), primes and powers of
+// two +-1.
 template <typename Policy>
 std::vector<std::int64_t> edge_sizes(bool with_large) {
   const std::int64_t t = Policy::tile_items, m = Policy::merge_tile_items;
@@ -104,13 +105,13 @@ std::vector<std::int64_t> edge_sizes(bool with_large) {
                                      2 * t,
                                      2 * t + 1,
                                      3 * t + 7,
-                                     4 * t + m / 2 + 1};
-  // The cluster sort's runs of c = C·T (sm_90): one, a partial second cluster
-  // with idle blocks, and the merge passes after them.
-  const std::int64_t c = t * Policy::cluster_blocks;
-  for (std::int64_t s : {c - 1, c, c + 1, 2 * c + t + 1}) sizes.push_back(s);
+                                     4 * t + m / 2 + 1,
+                                     8 * t - 1,
+                                     8 * t,
+                                     8 * t + 1,
+                                     17 * t + 1};
   if (small_run()) return sizes;
-  for (std::int64_t s : {3 * c - 7, 4 * c}) sizes.push_back(s);
+  for (std::int64_t s : {24 * t - 7, 32 * t}) sizes.push_back(s);
   for (std::int64_t s : {std::int64_t(7919), std::int64_t(65521), std::int64_t(65537), std::int64_t(131071), 5 * t + 3,
                          9 * t - 1, std::int64_t(1000003)})
     sizes.push_back(s);
@@ -222,27 +223,6 @@ TEST(MergeSort, GreaterAndUserComparators) {
       check_pairs(make_keys<std::uint32_t>(n, distribution::random, seed + n), low_byte_less{}, o);
     }
   }
-}
-
-// The per-block tiles that devices without thread-block clusters use, on this
-// GPU too (TILESORT_MERGE_CLUSTERS=0 turns the cluster sort off), so that the
-// fallback stays tested where the cluster sort runs.
-TEST(MergeSort, WithoutClusters) {
-  REQUIRE_GPU();
-  const auto seed = fresh_seed();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  ASSERT_EQ(0, setenv("TILESORT_MERGE_CLUSTERS", "0", 1));
-  const std::int64_t t = policy_for<std::uint32_t>::tile_items;
-  const std::int64_t c = t * policy_for<std::uint32_t>::cluster_blocks;
-  for (const std::int64_t n : {t + 1, 3 * t + 7, c + 1, small_run() ? 2 * c : 5 * c + 3}) {
-    for (const bool in_place : {false, true}) {
-      const run_options o{in_place, false, 0};
-      check_keys(make_keys<std::uint32_t>(n, distribution::random, seed + n), tilesort::less{}, o);
-      check_pairs(make_keys<std::uint32_t>(n, distribution::few_distinct, seed + n), tilesort::less{}, o);
-      check_keys(make_keys<std::uint64_t>(n, distribution::random, seed + n), tilesort::less{}, o);
-    }
-  }
-  ASSERT_EQ(0, unsetenv("TILESORT_MERGE_CLUSTERS"));
 }
 
 // A 16-byte payload (block_sort carries it by index) and an 8-byte one.

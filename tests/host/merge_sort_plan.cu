@@ -313,11 +313,10 @@ TEST(MergeSortPlan, WarpSearchMatchesBinarySearch) {
 
 // ------------------------------------------------------------------ the kernels' steps, thread by thread
 // A small stand-in policy (the device code only reads these members).
-template <int BlockThreads, int BlockItems, int MergeThreads, int MergeItems, int ClusterBlocks = 1>
+template <int BlockThreads, int BlockItems, int MergeThreads, int MergeItems>
 struct test_policy {
   static constexpr int block_threads = BlockThreads;
   static constexpr int block_items = BlockItems;
-  static constexpr int cluster_blocks = ClusterBlocks;
   static constexpr int merge_threads = MergeThreads;
   static constexpr int merge_items = MergeItems;
   static constexpr int tile_items = BlockThreads * BlockItems;
@@ -410,22 +409,21 @@ void emulate_blocksort_tile(const Key* keys_in, Key* keys_out, const Value* valu
   }
 }
 
-// merge_sort_merge_tile, thread by thread, barrier by barrier (sources and
-// destinations: global pointers, or the cluster rounds' tile iterators;
-// Staged: values loaded into shared memory with the keys, as the merge passes do).
-template <int threads, int items, bool Full, bool Staged, typename Key, typename Value, typename KeySrc,
-          typename KeyDst, typename ValueSrc, typename ValueDst, typename Compare>
-void emulate_merge_tile(const merge_tile_slices& slices, KeySrc keys_src, KeyDst keys_dst, ValueSrc values_src,
-                        ValueDst values_dst, Compare comp) {
+// merge_sort_merge_tile, thread by thread, barrier by barrier (values loaded
+// into shared memory with the keys, as the merge passes do).
+template <typename Policy, bool Full, typename Key, typename Value, typename Compare>
+void emulate_merge_tile(const merge_tile_slices& slices, const Key* keys_src, Key* keys_dst, const Value* values_src,
+                        Value* values_dst, Compare comp) {
+  constexpr int threads = Policy::merge_threads, items = Policy::merge_items;
   constexpr bool pairs = merge_sort_has_values<Value>;
   using steps = merge_sort_merge_steps<threads, items>;
   // Shared memory, poisoned: a read of a slot no step wrote shows in the result.
-  std::vector<Key> keys(transpose_slots<Key>(threads * items), Key{poison_key, poison_key});
-  std::vector<int> sources(transpose_slots<int>(threads * items), poison_key);
-  std::vector<Value> values(threads * items);
+  std::vector<Key> keys(transpose_slots<Key>(Policy::merge_tile_items), Key{poison_key, poison_key});
+  std::vector<int> sources(transpose_slots<int>(Policy::merge_tile_items), poison_key);
+  std::vector<Value> values(Policy::merge_tile_items);
   if constexpr (std::is_integral_v<Value>) std::fill(values.begin(), values.end(), Value(poison_key));
   for (int t = 0; t < threads; ++t) steps::template load<Full>(keys.data(), slices, keys_src, t);
-  if constexpr (Staged && pairs)
+  if constexpr (pairs)
     for (int t = 0; t < threads; ++t) steps::template load<Full>(values.data(), slices, values_src, t);
   struct registers {
     Key out[items];
@@ -435,98 +433,25 @@ void emulate_merge_tile(const merge_tile_slices& slices, KeySrc keys_src, KeyDst
   for (int t = 0; t < threads; ++t) steps::merge(keys.data(), slices, t, regs[t].out, regs[t].source, comp);
   for (int t = 0; t < threads; ++t)
     steps::template write_blocked<Full, pairs>(keys.data(), sources.data(), slices, t, regs[t].out, regs[t].source);
-  for (int t = 0; t < threads; ++t) {
-    if constexpr (Staged) {
-      steps::template store<Full, pairs>(keys.data(), sources.data(), slices, t, keys_dst,
-                                         staged_values<Value>{values.data()}, values_dst);
-    } else {
-      steps::template store<Full, pairs>(keys.data(), sources.data(), slices, t, keys_dst,
-                                         gather_values(values_src, slices), values_dst);
-    }
-  }
-}
-
-// merge_sort_cluster_sort_kernel on the host: every cluster, block by block
-// and round by round, through the same iterators, partitions and steps. Tile
-// buffers start poisoned, so a read past a block's valid items shows.
-template <typename Policy, typename Key, typename Value, typename Compare>
-void emulate_cluster_sort(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, std::int64_t n,
-                          Compare comp) {
-  constexpr int C = Policy::cluster_blocks, T = Policy::tile_items;
-  constexpr bool pairs = merge_sort_has_values<Value>;
-  for (std::int64_t cluster_begin = 0; cluster_begin < n; cluster_begin += std::int64_t(C) * T) {
-    const std::int64_t cluster_n = std::min<std::int64_t>(n - cluster_begin, std::int64_t(C) * T);
-    std::vector<std::vector<Key>> key_buffers(2 * C,
-                                              std::vector<Key>(transpose_slots<Key>(T), Key{poison_key, poison_key}));
-    std::vector<std::vector<Value>> value_buffers(2 * C, std::vector<Value>(transpose_slots<Value>(T)));
-    std::vector<Key*> key_tiles(2 * C);  // generation g, block r: [g * C + r]
-    std::vector<Value*> value_tiles(2 * C);
-    for (int i = 0; i < 2 * C; ++i) {
-      key_tiles[i] = key_buffers[i].data();
-      value_tiles[i] = value_buffers[i].data();
-    }
-    for (int rank = 0; rank < C; ++rank) {
-      const std::int64_t begin = cluster_begin + std::int64_t(rank) * T;
-      const int valid = static_cast<int>(std::max<std::int64_t>(0, std::min<std::int64_t>(n - begin, T)));
-      if (valid == 0) continue;
-      std::vector<Key> sorted(valid);
-      std::vector<Value> sorted_values(valid);
-      emulate_blocksort_tile<Policy>(keys_in + begin, sorted.data(), pairs ? values_in + begin : values_in,
-                                     sorted_values.data(), valid, comp);
-      for (int i = 0; i < valid; ++i) {
-        key_tiles[rank][transpose_slot<Key>(i)] = sorted[i];
-        if constexpr (pairs) value_tiles[rank][transpose_slot<Value>(i)] = sorted_values[i];
-      }
-    }
-    constexpr int threads = Policy::block_threads, items = Policy::block_items;
-    for (int round = 0; round < cluster_rounds(C); ++round) {
-      const std::int64_t run = cluster_round_run(round, T);
-      const int from = round & 1;
-      const cluster_tile_iter<Key, T> src_keys{key_tiles.data() + from * C, 0};
-      const cluster_tile_iter<Value, T> src_values{value_tiles.data() + from * C, 0};
-      for (int rank = 0; rank < C && std::int64_t(rank) * T < cluster_n; ++rank) {
-        const std::int64_t p0 = merge_sort_partition(src_keys, cluster_n, run, T, rank, comp, host_ballot{});
-        const std::int64_t p1 = merge_sort_partition(src_keys, cluster_n, run, T, rank + 1, comp, host_ballot{});
-        const merge_tile_slices slices = merge_tile_range(rank, T, run, cluster_n, p0, p1);
-        const int to = (from ^ 1) * C + rank;
-        emulate_merge_tile<threads, items, false, false, Key, Value>(
-            slices, src_keys, own_tile_iter<Key>{key_tiles[to], std::int64_t(rank) * T}, src_values,
-            own_tile_iter<Value>{value_tiles[to], std::int64_t(rank) * T}, comp);
-      }
-    }
-    const int last = cluster_final_buffer(C) * C;
-    for (int rank = 0; rank < C; ++rank) {
-      const std::int64_t begin = std::int64_t(rank) * T;
-      const int valid = static_cast<int>(std::max<std::int64_t>(0, std::min<std::int64_t>(cluster_n - begin, T)));
-      for (int t = 0; t < threads; ++t) {
-        cluster_store_tile<threads, items>(key_tiles[last + rank], valid, keys_out + cluster_begin + begin, t);
-        if constexpr (pairs)
-          cluster_store_tile<threads, items>(value_tiles[last + rank], valid, values_out + cluster_begin + begin, t);
-      }
-    }
-  }
+  for (int t = 0; t < threads; ++t)
+    steps::template store<Full, pairs>(keys.data(), sources.data(), values.data(), slices, t, keys_dst, values_dst);
 }
 
 // merge_sort_launch on the host: same plan, same buffers, same steps.
 template <typename Policy, typename Key, typename Value, typename Compare>
 void emulate_merge_sort(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, std::int64_t n,
                         Compare comp) {
-  const int run_items = merge_sort_run_items<Policy>(n, true);
-  const merge_sort_plan plan = make_merge_sort_plan(n, run_items, Policy::merge_tile_items);
+  const merge_sort_plan plan = make_merge_sort_plan(n, Policy::tile_items, Policy::merge_tile_items);
   std::vector<Key> temp_keys(n, Key{poison_key, poison_key});
   std::vector<Value> temp_values(n);
   auto keys_of = [&](int step) { return plan.writes_output(step) ? keys_out : temp_keys.data(); };
   auto values_of = [&](int step) { return plan.writes_output(step) ? values_out : temp_values.data(); };
   constexpr bool pairs = merge_sort_has_values<Value>;
-  if (run_items != Policy::tile_items) {
-    emulate_cluster_sort<Policy>(keys_in, keys_of(0), values_in, values_of(0), n, comp);
-  } else {
-    for (std::int64_t tile = 0; tile < plan.tiles; ++tile) {
-      const std::int64_t begin = tile * Policy::tile_items;
-      const int valid = static_cast<int>(std::min<std::int64_t>(n - begin, Policy::tile_items));
-      emulate_blocksort_tile<Policy>(keys_in + begin, keys_of(0) + begin, pairs ? values_in + begin : values_in,
-                                     pairs ? values_of(0) + begin : values_out, valid, comp);
-    }
+  for (std::int64_t tile = 0; tile < plan.tiles; ++tile) {
+    const std::int64_t begin = tile * Policy::tile_items;
+    const int valid = static_cast<int>(std::min<std::int64_t>(n - begin, Policy::tile_items));
+    emulate_blocksort_tile<Policy>(keys_in + begin, keys_of(0) + begin, pairs ? values_in + begin : values_in,
+                                   pairs ? values_of(0) + begin : values_out, valid, comp);
   }
   for (int pass = 0; pass < plan.merge_passes; ++pass) {
     const Key* src = keys_of(pass);
@@ -537,13 +462,10 @@ void emulate_merge_sort(const Key* keys_in, Key* keys_out, const Value* values_i
     for (std::int64_t tile = 0; tile < plan.merge_tiles; ++tile) {
       const merge_tile_slices slices =
           merge_tile_range(tile, Policy::merge_tile_items, run, n, partitions[tile], partitions[tile + 1]);
-      constexpr int threads = Policy::merge_threads, items = Policy::merge_items;
       if (slices.count() == Policy::merge_tile_items) {
-        emulate_merge_tile<threads, items, true, true, Key, Value>(slices, src, keys_of(pass + 1), values_of(pass),
-                                                                   values_of(pass + 1), comp);
+        emulate_merge_tile<Policy, true>(slices, src, keys_of(pass + 1), values_of(pass), values_of(pass + 1), comp);
       } else {
-        emulate_merge_tile<threads, items, false, true, Key, Value>(slices, src, keys_of(pass + 1), values_of(pass),
-                                                                    values_of(pass + 1), comp);
+        emulate_merge_tile<Policy, false>(slices, src, keys_of(pass + 1), values_of(pass), values_of(pass + 1), comp);
       }
     }
   }
@@ -629,17 +551,6 @@ TEST(MergeSortSteps, EmulatedDeviceSortMatchesStableSort) {
   check_emulation_sizes<test_policy<128, 2, 64, 2>>(rng);  // several warps per block
 }
 
-// The cluster sort (sm_90): C tiles merged on chip before the merge passes.
-TEST(MergeSortSteps, EmulatedClusterSortMatchesStableSort) {
-  const auto seed = fresh_seed();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  check_emulation_sizes<test_policy<32, 4, 32, 2, 2>>(rng);   // T 128, C 2: one round, straight to global
-  check_emulation_sizes<test_policy<32, 4, 32, 2, 4>>(rng);   // C 4: a round through the second buffers
-  check_emulation_sizes<test_policy<64, 3, 32, 3, 8>>(rng);   // C 8, odd items per thread
-  check_emulation_sizes<test_policy<64, 4, 32, 16, 8>>(rng);  // M 512 = 2T
-}
-
 TEST(MergeSortSteps, EmulatedDeviceSortPolicyShape) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
@@ -647,8 +558,7 @@ TEST(MergeSortSteps, EmulatedDeviceSortPolicyShape) {
   // The sm_90 policy's shape for items of up to 8 bytes.
   using policy = tilesort::merge_sort_policy<4, 4>;
   static_assert(policy::tile_items == 8192 && policy::merge_tile_items == 4096, "update the test");
-  using shape = test_policy<policy::block_threads, policy::block_items, policy::merge_threads, policy::merge_items,
-                            policy::cluster_blocks>;
+  using shape = test_policy<policy::block_threads, policy::block_items, policy::merge_threads, policy::merge_items>;
   const std::int64_t t = shape::tile_items;
   for (const std::int64_t n : {t - 1, t + 1, 3 * t + 4095, 4 * t + 1})
     for (const bool in_place : {false, true}) check_emulation<shape>(n, 100, in_place, rng);
