@@ -112,6 +112,7 @@ inline constexpr bool has_values = !std::is_same_v<Value, no_value>;
 // The rows a row-sorter kernel sorts: uniform rows (count known on the host)
 // or a bin's list of packed segments (count read on the device).
 struct uniform_rows {
+  static constexpr bool one_block_per_row = true;  // block sorters: launched with a block per row
   std::int64_t n;
   std::int64_t length;
   TILESORT_HD std::int64_t count() const { return ceil_div(n, length); }
@@ -121,6 +122,7 @@ struct uniform_rows {
 };
 
 struct listed_rows {
+  static constexpr bool one_block_per_row = false;  // a fixed grid loops over the rows
   const std::uint64_t* entries;
   const unsigned long long* counter;
   const unsigned* abandoned;  // non-zero: the description overflowed its bounds, sort nothing
@@ -178,15 +180,10 @@ __global__ __launch_bounds__(BlockThreads) void sort_rows_by_warps(Rows rows, co
   }
 }
 
-// One block sorts one row. Not inlined into the loop over rows: inlined,
-// ptxas kept both of block_sort's paths (full and partial tile) live across
-// the loop and gave the 256 x 16 sorter 107 registers for u32 keys and 184
-// for u32 pairs (2 and 1 blocks per SM); called, the same code takes 64 and
-// 80 (sm_90, nvcc 13.0), and its shared-memory accesses stay LDS/STS.
+// One block sorts one row.
 template <int Threads, int Items, typename Storage, typename Key, typename Value, typename Compare>
-__device__ __noinline__ void sort_one_row_by_block(const row_slice s, Storage& storage, const Key* keys_in,
-                                                   Key* keys_out, const Value* values_in, Value* values_out,
-                                                   Compare comp) {
+TILESORT_DEVICE void sort_one_row_by_block(const row_slice& s, Storage& storage, const Key* keys_in, Key* keys_out,
+                                           const Value* values_in, Value* values_out, Compare comp) {
   using sorter = block_sort<Key, Threads, Items, std::conditional_t<has_values<Value>, Value, void>>;
   Key keys[Items];
   Value values[Items];
@@ -202,6 +199,11 @@ __device__ __noinline__ void sort_one_row_by_block(const row_slice s, Storage& s
 }
 
 // One block sorts each row; its shared memory is block_sort's temp_storage.
+// Uniform rows get one block per row and no loop: inside a loop over rows,
+// ptxas kept both of block_sort's paths (full and partial tile) live and gave
+// the 256 x 16 sorter 107 registers for u32 keys and 184 for u32 pairs (2
+// and 1 blocks per SM); without it, 64 and 80 (sm_90, nvcc 13.0). A bin's
+// list of segments has its count on the device and keeps the loop.
 template <int Threads, int Items, typename Rows, typename Key, typename Value, typename Compare>
 __global__ __launch_bounds__(Threads) void sort_rows_by_blocks(Rows rows, const Key* keys_in, Key* keys_out,
                                                                const Value* values_in, Value* values_out,
@@ -210,10 +212,17 @@ __global__ __launch_bounds__(Threads) void sort_rows_by_blocks(Rows rows, const 
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   auto& storage = *reinterpret_cast<typename sorter::temp_storage*>(shared_bytes);
   const std::int64_t count = rows.count();
-  for (std::int64_t row = blockIdx.x; row < count; row += gridDim.x) {
-    sort_one_row_by_block<Threads, Items>(rows.slice(row, count, threadIdx.x, Items), storage, keys_in, keys_out,
-                                          values_in, values_out, comp);
-    __syncthreads();  // the next row reuses the sort's shared memory
+  if constexpr (Rows::one_block_per_row) {
+    const std::int64_t row = blockIdx.x;
+    if (row < count)
+      sort_one_row_by_block<Threads, Items>(rows.slice(row, count, threadIdx.x, Items), storage, keys_in, keys_out,
+                                            values_in, values_out, comp);
+  } else {
+    for (std::int64_t row = blockIdx.x; row < count; row += gridDim.x) {
+      sort_one_row_by_block<Threads, Items>(rows.slice(row, count, threadIdx.x, Items), storage, keys_in, keys_out,
+                                            values_in, values_out, comp);
+      __syncthreads();  // the next row reuses the sort's shared memory
+    }
   }
 }
 
