@@ -89,6 +89,16 @@ TEST(SegmentedUniform, U32PairsEveryLengthStable) {
   for (auto length : lengths) check_pairs<std::uint32_t>(rows_for(length) * length - 1, length, distribution::few_distinct, tilesort::less{}, false);
 }
 
+// Many rows per launch, as the benchmark sorts them (2^24 keys in rows of
+// 300 lost pairs there once, with 40-row tests passing): every block sorter
+// shape for pairs, each over thousands of rows.
+TEST(SegmentedUniform, U32PairsManyRows) {
+  REQUIRE_GPU();
+  if (small_run()) GTEST_SKIP() << "skipped in the small (sanitizer) run";
+  for (std::int64_t length : {200, 300, 700, 1500, 3000, 4096})
+    check_pairs<std::uint32_t>((std::int64_t(1) << 21) + 11, length, distribution::random, tilesort::less{}, false);
+}
+
 TEST(SegmentedUniform, Distributions) {
   REQUIRE_GPU();
   for (auto dist : all_distributions)
