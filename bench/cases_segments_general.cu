@@ -155,7 +155,14 @@ void run_segments(harness& h, const std::string& name, std::int64_t n) {
   const auto count = static_cast<std::int64_t>(l.offsets.size()) - 1;
   device_data<u32, V> data(h, n, dist::random, case_seed("segments " + name + " " + std::to_string(n) + (pairs ? "p" : "")));
   dbuf<int> offsets(l.offsets.size());
-  BENCH_CHECK(cudaMemcpy(offsets.get(), l.offsets.data(), l.offsets.size() * sizeof(int), cudaMemcpyHostToDevice));
+  // Uploaded on h.stream and finished before the expected fingerprint reads
+  // it: h.stream is non-blocking, so it does not wait for a legacy-stream
+  // cudaMemcpy, and a pageable upload may return before its last DMA lands
+  // (2026-11-23, H100: the pairs case of 16886 segments failed verification
+  // for every implementation, CUB's included, in two runs of three).
+  BENCH_CHECK(cudaMemcpyAsync(offsets.get(), l.offsets.data(), l.offsets.size() * sizeof(int), cudaMemcpyHostToDevice,
+                              h.stream));
+  BENCH_CHECK(cudaStreamSynchronize(h.stream));
   const int* begin = offsets.get();
   const int* end = offsets.get() + 1;
   const std::uint64_t expected = check_offsets<V>(h, data.src_keys.get(), data.src_values.get(), n, begin, count, false).fingerprint;

@@ -274,7 +274,8 @@ std::string describe_check(const check_totals& t, std::uint64_t expected, bool c
   if (check_order && t.violations) s << t.violations << " keys out of order";
   if (t.fingerprint != expected) {
     if (s.tellp() > 0) s << "; ";
-    s << "fingerprint differs from the input's (keys or values lost, duplicated or moved between segments)";
+    s << "fingerprint " << std::hex << t.fingerprint << " differs from the input's " << expected << std::dec
+      << " (keys or values lost, duplicated or moved between segments)";
   }
   return s.str();
 }
