@@ -10,7 +10,11 @@
 #   device run: carry ["third_party"], command "bash scripts/gpu-check.sh"
 # Knobs: GPU_CHECK_TESTS=regex (ctest -R), GPU_CHECK_SANITIZE=0, GPU_CHECK_BENCH=0,
 #        GPU_CHECK_PREBUILT=FILE (test binaries packed by scripts/pack-prebuilt.sh),
-#        GPU_CHECK_BENCH_ARGS="--quick" (the benchmark's arguments).
+#        GPU_CHECK_BENCH_ARGS="--quick" (the benchmark's arguments),
+#        GPU_CHECK_SANITIZERS="memcheck racecheck synccheck" (the tools to run),
+#        GPU_CHECK_RACECHECK_ALL=1 (racecheck every merge test, in 8 shards: a
+#          call of its own, e.g. with GPU_CHECK_SANITIZERS=racecheck
+#          GPU_CHECK_TESTS='merge|bitonic' GPU_CHECK_BENCH=0).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -96,13 +100,15 @@ if [ "${GPU_CHECK_SANITIZE:-1}" = 1 ]; then
   else
     mkdir -p "$OUT/sanitizer"
     jobs=() san_pids=()
-    for tool in memcheck racecheck synccheck; do
+    for tool in ${GPU_CHECK_SANITIZERS:-memcheck racecheck synccheck}; do
       for t in build-gpu/tests/gpu_*; do
         selected "$t" || continue
         shards=1 filter="*"
         case "$tool $(basename "$t")" in
-          "racecheck gpu_merge_sort") shards=4 filter="MergeSortTyped/5.*:MergeSortTyped/7.*:MergeSortTyped/12.*:MergeSort.*" ;;
-          "racecheck gpu_bitonic_sort") shards=6 ;;
+          "racecheck gpu_merge_sort")
+            if [ "${GPU_CHECK_RACECHECK_ALL:-0}" = 1 ]; then shards=8; else
+              shards=4 filter="MergeSortTyped/5.*:MergeSortTyped/7.*:MergeSortTyped/12.*:MergeSort.*"; fi ;;
+          "racecheck gpu_bitonic_sort") shards=$([ "${GPU_CHECK_RACECHECK_ALL:-0}" = 1 ] && echo 10 || echo 6) ;;
           "racecheck gpu_segmented_sort") shards=4 ;;
           "racecheck gpu_locality_sort") shards=3 ;;
           *" gpu_merge_sort") shards=2 ;;
