@@ -259,6 +259,14 @@ inline std::uint64_t fresh_seed() {
   return (std::uint64_t(device()) << 32) ^ device();
 }
 
+// `len` random ints in [0, spread), ascending: one sorted run of a merge test.
+inline std::vector<int> sorted_random_ints(std::mt19937_64& rng, std::int64_t len, int spread) {
+  std::vector<int> keys(static_cast<std::size_t>(len));
+  for (auto& k : keys) k = static_cast<int>(rng() % spread);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
 // splitmix64's finaliser: hashes for keys made on the fly and order-independent sums.
 inline std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;

@@ -19,6 +19,7 @@ using tilesort::detail::merge_range;
 using tilesort::detail::warp_merge_rounds;
 using tilesort_test::distribution;
 using tilesort_test::fresh_seed;
+using tilesort_test::sorted_random_ints;
 
 TEST(BlockMergePlan, Rounds) {
   EXPECT_EQ(5, block_merge_rounds(32));
@@ -93,12 +94,9 @@ TEST(BlockMergePlan, BoundedSearchMatchesMergePath) {
     const int max_range = 1 + static_cast<int>(rng() % 70);
     const int a_len = static_cast<int>(rng() % (max_range + 1));
     const int b_len = static_cast<int>(rng() % (max_range + 1));
-    std::vector<int> a(a_len), b(b_len);
     const int spread = trial % 3 == 0 ? 3 : 1000;
-    for (auto& k : a) k = static_cast<int>(rng() % spread);
-    for (auto& k : b) k = static_cast<int>(rng() % spread);
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
+    const std::vector<int> a = sorted_random_ints(rng, a_len, spread);
+    const std::vector<int> b = sorted_random_ints(rng, b_len, spread);
     for (int diagonal = 0; diagonal <= a_len + b_len; ++diagonal) {
       const int expected = tilesort::detail::merge_path(a.data(), a_len, b.data(), b_len, diagonal, tilesort::less{});
       ASSERT_EQ(expected, tilesort::detail::merge_path_bounded<false>(a.data(), a_len, b.data(), b_len, diagonal,

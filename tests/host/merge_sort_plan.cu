@@ -20,6 +20,7 @@ namespace {
 
 using namespace tilesort::detail;
 using tilesort_test::fresh_seed;
+using tilesort_test::sorted_random_ints;
 
 // ------------------------------------------------------------------ plan arithmetic
 TEST(MergeSortPlan, TilesAndPasses) {
@@ -281,12 +282,9 @@ TEST(MergeSortPlan, WarpSearchMatchesBinarySearch) {
     // Lengths from 0 to a few rounds of 32-way narrowing (32^2 = 1024 and past).
     const std::int64_t a_len = static_cast<std::int64_t>(rng() % (trial % 4 == 0 ? 40 : 5000));
     const std::int64_t b_len = static_cast<std::int64_t>(rng() % (trial % 5 == 0 ? 40 : 5000));
-    std::vector<int> a(a_len), b(b_len);
     const int spread = trial % 3 == 0 ? 4 : 1000000;
-    for (auto& k : a) k = static_cast<int>(rng() % spread);
-    for (auto& k : b) k = static_cast<int>(rng() % spread);
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
+    const std::vector<int> a = sorted_random_ints(rng, a_len, spread);
+    const std::vector<int> b = sorted_random_ints(rng, b_len, spread);
     const std::int64_t total = a_len + b_len;
     std::vector<std::int64_t> diagonals = {0, total, total / 2, std::min(a_len, b_len), std::max(a_len, b_len)};
     for (int d = 0; d < 20; ++d) diagonals.push_back(static_cast<std::int64_t>(rng() % (total + 1)));
