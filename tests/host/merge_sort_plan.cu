@@ -262,19 +262,20 @@ TEST(MergeSortPlan, HostSimulationPolicyShapes) {
   }
 }
 
-// ------------------------------------------------------------------ the partition kernel's warp search
-// __ballot_sync on the host: every lane's predicate, one after the other.
+// ------------------------------------------------------------------ the partition kernel's group search
+// __ballot_sync over a group of Ways lanes on the host: every member's predicate, one after the other.
+template <int Ways>
 struct host_ballot {
   template <typename Pred>
   TILESORT_HD unsigned operator()(const Pred& pred) const {
     unsigned mask = 0;
-    for (int lane = 0; lane < 32; ++lane)
-      if (pred(lane)) mask |= 1u << lane;
+    for (int member = 0; member < Ways; ++member)
+      if (pred(member)) mask |= 1u << member;
     return mask;
   }
 };
 
-TEST(MergeSortPlan, WarpSearchMatchesBinarySearch) {
+TEST(MergeSortPlan, GroupSearchMatchesBinarySearch) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
@@ -289,10 +290,18 @@ TEST(MergeSortPlan, WarpSearchMatchesBinarySearch) {
     std::vector<std::int64_t> diagonals = {0, total, total / 2, std::min(a_len, b_len), std::max(a_len, b_len)};
     for (int d = 0; d < 20; ++d) diagonals.push_back(static_cast<std::int64_t>(rng() % (total + 1)));
     for (const std::int64_t diagonal : diagonals) {
-      ASSERT_EQ(
-          merge_path<std::int64_t>(a.data(), a_len, b.data(), b_len, diagonal, tilesort::less{}),
-          merge_path_32way<std::int64_t>(a.data(), a_len, b.data(), b_len, diagonal, tilesort::less{}, host_ballot{}))
-          << "a_len " << a_len << " b_len " << b_len << " diagonal " << diagonal;
+      const std::int64_t expected =
+          merge_path<std::int64_t>(a.data(), a_len, b.data(), b_len, diagonal, tilesort::less{});
+      const auto kway = [&](auto ways) {
+        return merge_path_kway<decltype(ways)::value, std::int64_t>(
+            a.data(), a_len, b.data(), b_len, diagonal, tilesort::less{}, host_ballot<decltype(ways)::value>{});
+      };
+      ASSERT_EQ(expected, kway(std::integral_constant<int, 32>{}))
+          << "32-way, a_len " << a_len << " b_len " << b_len << " diagonal " << diagonal;
+      ASSERT_EQ(expected, kway(std::integral_constant<int, 8>{}))
+          << "8-way, a_len " << a_len << " b_len " << b_len << " diagonal " << diagonal;
+      ASSERT_EQ(expected, kway(std::integral_constant<int, 2>{}))
+          << "2-way, a_len " << a_len << " b_len " << b_len << " diagonal " << diagonal;
     }
   }
   // Through the partition query, as the kernel calls it: every boundary of a pass.
@@ -302,10 +311,13 @@ TEST(MergeSortPlan, WarpSearchMatchesBinarySearch) {
     const std::int64_t run = 2048;
     for (std::int64_t begin = 0; begin < n; begin += run)
       std::sort(keys.begin() + begin, keys.begin() + std::min(n, begin + run));
-    for (std::int64_t tile = 0; tile * 512 <= n + 511; ++tile)
-      ASSERT_EQ(merge_sort_partition(keys.data(), n, run, 512, tile, tilesort::less{}),
-                merge_sort_partition(keys.data(), n, run, 512, tile, tilesort::less{}, host_ballot{}))
+    for (std::int64_t tile = 0; tile * 512 <= n + 511; ++tile) {
+      const std::int64_t expected = merge_sort_partition(keys.data(), n, run, 512, tile, tilesort::less{});
+      ASSERT_EQ(expected, merge_sort_partition(keys.data(), n, run, 512, tile, tilesort::less{}, host_ballot<32>{}))
           << "n " << n << " boundary " << tile;
+      ASSERT_EQ(expected, merge_sort_partition<8>(keys.data(), n, run, 512, tile, tilesort::less{}, host_ballot<8>{}))
+          << "8-way, n " << n << " boundary " << tile;
+    }
   }
 }
 
@@ -430,7 +442,7 @@ void emulate_merge_tile(const merge_tile_slices& slices, const Key* keys_src, Ke
   std::vector<registers> regs(threads);
   for (int t = 0; t < threads; ++t) steps::merge(keys.data(), slices, t, regs[t].out, regs[t].source, comp);
   for (int t = 0; t < threads; ++t)
-    steps::template write_blocked<Full, pairs>(keys.data(), sources.data(), slices, t, regs[t].out, regs[t].source);
+    steps::template write_blocked<pairs>(keys.data(), sources.data(), t, regs[t].out, regs[t].source);
   for (int t = 0; t < threads; ++t)
     steps::template store<Full, pairs>(keys.data(), sources.data(), values.data(), slices, t, keys_dst, values_dst);
 }

@@ -28,24 +28,27 @@ TILESORT_HD Index merge_path(KeyIterA a, Index a_len, KeyIterB b, Index b_len, I
   return lo;
 }
 
-// The same split found by 32 searchers at once (a warp per search, over
-// global memory): each round probes 32 evenly spaced candidates, whose loads
-// are independent, and keeps the gap where the predicate turns true, so a
-// search over 2^k candidates waits for memory about k / 5 times instead of k.
-// `ballot(pred)` returns the mask of lanes 0..31 for which pred(lane) holds
-// (__ballot_sync on the device; a loop on the host), and must be called by
-// every lane of the warp with the same arguments.
-template <typename Index, typename KeyIterA, typename KeyIterB, typename Compare, typename Ballot>
-TILESORT_HD Index merge_path_32way(KeyIterA a, Index a_len, KeyIterB b, Index b_len, Index diagonal, Compare comp,
-                                   Ballot ballot) {
+// The same split found by a group of Ways searchers at once (Ways lanes of a
+// warp per search, over global memory; 2 <= Ways <= 32): each round probes
+// Ways evenly spaced candidates, whose loads are independent, and keeps the gap
+// where the predicate turns true, so a search over 2^k candidates waits for
+// memory about k / log2(Ways) times instead of k. Wider groups wait less but
+// fetch more: every probe reads a 32-byte sector of A and one of B.
+// `ballot(pred)` returns the mask of group members 0..Ways-1 for which
+// pred(member) holds (__ballot_sync over the group on the device; a loop on the
+// host), and must be called by every member of the group with the same arguments.
+template <int Ways, typename Index, typename KeyIterA, typename KeyIterB, typename Compare, typename Ballot>
+TILESORT_HD Index merge_path_kway(KeyIterA a, Index a_len, KeyIterB b, Index b_len, Index diagonal, Compare comp,
+                                  Ballot ballot) {
+  static_assert(Ways >= 2 && Ways <= 32, "a group is 2 to 32 lanes of one warp");
   Index lo = diagonal > b_len ? diagonal - b_len : Index(0);
   Index hi = diagonal < a_len ? diagonal : a_len;
   while (lo < hi) {
     // Invariant: the answer (first i in [lo, hi) whose B key is strictly
     // smaller than A[i], else hi) lies in [lo, hi].
-    const Index step = (hi - lo + 31) / 32;  // lanes 0 .. (hi - lo - 1) / step probe lo + lane * step
-    const unsigned taken = ballot([&](int lane) {
-      const Index i = lo + Index(lane) * step;
+    const Index step = (hi - lo + Ways - 1) / Ways;  // members 0 .. (hi - lo - 1) / step probe lo + member * step
+    const unsigned taken = ballot([&](int member) {
+      const Index i = lo + Index(member) * step;
       return i < hi && comp(b[diagonal - 1 - i], a[i]);
     });
     if (taken != 0) {

@@ -110,10 +110,10 @@ TILESORT_HD constexpr merge_partition_query merge_sort_partition_query(std::int6
 // Partition `boundary_tile` of a pass (0 <= boundary_tile <= merge tiles):
 // the absolute index into A of the first A key that merge tile
 // `boundary_tile` takes. One 64-bit merge-path search over the pass's input:
-// binary, or 32-way when a warp searches together (`ballot`, see
-// merge_path_32way; every lane gets the answer).
+// binary, or Ways-way when a group of lanes searches together (`ballot`, see
+// merge_path_kway; every member gets the answer).
 struct binary_search_tag {};
-template <typename KeyIter, typename Compare, typename Ballot = binary_search_tag>
+template <int Ways = 32, typename KeyIter, typename Compare, typename Ballot = binary_search_tag>
 TILESORT_HD std::int64_t merge_sort_partition(KeyIter keys, std::int64_t n, std::int64_t run, int merge_tile_items,
                                               std::int64_t boundary_tile, Compare comp, Ballot ballot = {}) {
   const merge_partition_query q =
@@ -121,8 +121,8 @@ TILESORT_HD std::int64_t merge_sort_partition(KeyIter keys, std::int64_t n, std:
   if constexpr (std::is_same_v<Ballot, binary_search_tag>) {
     return q.a_begin + merge_path<std::int64_t>(keys + q.a_begin, q.a_len, keys + q.b_begin, q.b_len, q.diagonal, comp);
   } else {
-    return q.a_begin + merge_path_32way<std::int64_t>(keys + q.a_begin, q.a_len, keys + q.b_begin, q.b_len, q.diagonal,
-                                                      comp, ballot);
+    return q.a_begin + merge_path_kway<Ways, std::int64_t>(keys + q.a_begin, q.a_len, keys + q.b_begin, q.b_len,
+                                                           q.diagonal, comp, ballot);
   }
 }
 

@@ -59,6 +59,7 @@
 #include "../block/block_sort.cuh"
 #include "../comparators.cuh"
 #include "../detail/config.cuh"
+#include "../detail/dependent_launch.cuh"
 #include "../detail/error.cuh"
 #include "../detail/merge_path.cuh"
 #include "../detail/merge_sort_plan.cuh"
@@ -68,33 +69,31 @@ namespace tilesort {
 
 // ------------------------------------------------------------------ tuning
 // One policy per (key size, value size); ValueBytes = 0 for keys only.
-// Chosen for sm_90 (H100) by reasoning, to be confirmed by tilesort-bench (no
-// GPU was at hand when it was written):
+// Measured on an H100 80GB HBM3 (2026-11-23, u32 keys at 2^24 unless said;
+// times per kernel from events between launches, CUB's whole sort 869 us):
 // * blocksort tile T = 512 x 16 = 8192 items of up to 8 bytes (key + value):
 //   1.9x CUB's 4352 for u32 keys and u32 pairs, 4x its 2048 for u64 keys,
 //   i.e. one (u32, pairs) or two (u64) fewer global merge passes at every
-//   size; merge passes are DRAM-bound, so passes are the lever. The tile
-//   lives in registers (16 items per thread) and block_sort's shared memory
-//   (33 KB for u32 keys, 68 KB for 8-byte items); 512 threads keep 16 warps
-//   per block busy during the in-block merges. Candidates for the benchmark:
-//   1024 x 16 (one more pass saved, half the blocks per SM).
-// * merge tile M = 256 x 16 = 4096 outputs: power of two (M must divide 2T),
-//   16 outputs per thread amortise the per-thread merge-path search;
-//   merge_min_blocks = 4 caps registers at 64 so that 4 blocks (32 warps) per
-//   SM hide DRAM latency in these bandwidth-bound passes (shared memory
-//   16.5 KB for u32 keys to 49 KB for u32 pairs per block; -Xptxas -v: no
-//   spills for u32 keys, u64 keys and u64 pairs, 12 bytes for u32 pairs,
-//   which would otherwise take 68 registers and fit 3 blocks). To be
-//   confirmed against merge_min_blocks = 3 with tilesort-bench.
-// * Bigger items halve items per thread to keep registers in check.
+//   size. The tile lives in registers (16 items per thread) and block_sort's
+//   shared memory (33 KB for u32 keys, 68 KB for 8-byte items). It takes
+//   217-232 us (CUB's 4352-key blocksort: 158 us): 117 registers hold it to
+//   one block of 512 per SM. Tried: 256 x 16 with 2 blocks per SM (184 us,
+//   but one more pass: 25 us slower in all), 256 x 32 (255 us).
 // * block_min_blocks = 1 (the blocksort's __launch_bounds__ minimum) lets a
-//   thread use up to 128 registers, which keeps ptxas from spilling: with no
-//   minimum its heuristic spilled 8-byte keys (double 44 bytes), and a cap of
+//   thread use up to 128 registers, which keeps ptxas from spilling: a cap of
 //   64 registers (2 blocks per SM) spilled u32 keys (~104 bytes) with the
-//   register-shuffle warp rounds of block_sort. Checked with -Xptxas -v
-//   (u32 keys ~117 registers, u64 keys and u32 pairs ~128, 0 bytes stack).
-//   If block_sort gets leaner, 2 for items of up to 4 bytes doubles the
-//   blocks per SM (re-check -Xptxas -v).
+//   register-shuffle warp rounds of block_sort.
+// * merge tile M = 256 x 16 = 4096 outputs: power of two (M must divide 2T),
+//   16 outputs per thread amortise the per-thread merge-path search. A pass
+//   takes 52-56 us (DRAM at 66% of its peak; the copy bound is 47.5 us).
+//   merge_min_blocks = 6 for 4-byte items (40 registers, 48 warps per SM:
+//   575 us of merging against 607 us with 4); 8-byte items spill at 6 and
+//   take 4 (64 registers; u64 keys 1.09 ms with 4 against 2.04 ms with 6).
+//   Tried: 128 x 16 (2x the partitions: slower in all), 512 x 16 (slower
+//   merges), 256 x 8 (slower merges).
+// * partition_ways = 8 lanes per merge-path search: 150 us of partition
+//   kernels over the 11 passes, against 193 us with 32 lanes and 164 us with 16.
+// * Bigger items halve items per thread to keep registers in check.
 template <std::size_t KeyBytes, std::size_t ValueBytes>
 struct merge_sort_policy {
   static constexpr std::size_t item_bytes = KeyBytes + ValueBytes;
@@ -102,11 +101,13 @@ struct merge_sort_policy {
   static constexpr int block_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
   static constexpr int block_min_blocks = 1;
   static constexpr int merge_threads = 256;
-  static constexpr int merge_min_blocks = 4;
+  static constexpr int merge_min_blocks = item_bytes <= 4 ? 6 : 4;
   static constexpr int merge_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
+  static constexpr int partition_ways = 8;  // lanes per merge-path search (see merge_sort_partition_kernel)
   static constexpr int tile_items = block_threads * block_items;
   static constexpr int merge_tile_items = merge_threads * merge_items;
   static_assert(block_threads % 32 == 0 && merge_threads % 32 == 0, "whole warps");
+  static_assert(32 % partition_ways == 0, "search groups tile a warp");
   static_assert((2 * tile_items) % merge_tile_items == 0, "a merge tile must never straddle two merge groups");
 };
 
@@ -271,6 +272,7 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
     merge_sort_blocksort_kernel(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                 std::int64_t n, Compare comp) {
   using parts = merge_sort_blocksort_parts<Key, Value, Policy::block_threads, Policy::block_items>;
+  allow_next_kernel();  // the first partition kernel waits for this grid to finish
   auto& storage = *reinterpret_cast<typename parts::storage*>(merge_sort_smem);
   const std::int64_t tile_begin = std::int64_t(blockIdx.x) * Policy::tile_items;
   const int valid = static_cast<int>(merge_sort_min(n - tile_begin, Policy::tile_items));
@@ -291,18 +293,28 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
 
 // ------------------------------------------------------------------ merge pass
 // partitions[i] = absolute index into A of the first A key that merge tile i
-// takes, for i = 0 .. merge_tiles, one warp each: a 32-way search waits for
-// DRAM about log2(2 run) / 5 times (5 at run = 2^23) where a thread's binary
-// search waits log2(2 run) times, and this kernel is all waiting.
-template <typename Key, typename Compare>
+// takes, for i = 0 .. merge_tiles, a group of Ways lanes each (merge_path_kway).
+// This kernel is all waiting for DRAM, on latency and on bytes: with Ways = 8
+// a search over 2^23 candidates takes 8 rounds of 16 sector reads, where a
+// warp (Ways = 32) takes 5 rounds of 64 (2.5x the bytes: on an H100 at 2^24
+// keys that made the kernel DRAM-bound, 11-23 us a pass) and one thread's
+// binary search takes 23 rounds of 2.
+template <int Ways, typename Key, typename Compare>
 __global__ void merge_sort_partition_kernel(const Key* keys, std::int64_t n, std::int64_t run, int merge_tile_items,
                                             std::int64_t partition_count, std::int64_t* partitions, Compare comp) {
-  const std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  if (i >= partition_count) return;  // whole warps
+  allow_next_kernel();
+  wait_for_previous_kernel();  // keys_src is the previous kernel's output
+  const std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / Ways;
+  if (i >= partition_count) return;  // whole groups
   const int lane = static_cast<int>(threadIdx.x % 32);
-  const auto ballot = [lane](auto pred) { return __ballot_sync(0xffffffffu, pred(lane)); };
-  const std::int64_t partition = merge_sort_partition(keys, n, run, merge_tile_items, i, comp, ballot);
-  if (lane == 0) partitions[i] = partition;
+  const int member = lane % Ways;
+  const int first_lane = lane - member;
+  const unsigned members = Ways == 32 ? 0xffffffffu : (1u << Ways) - 1;
+  const auto ballot = [=](auto pred) {
+    return (__ballot_sync(members << first_lane, pred(member)) >> first_lane) & members;
+  };
+  const std::int64_t partition = merge_sort_partition<Ways>(keys, n, run, merge_tile_items, i, comp, ballot);
+  if (member == 0) partitions[i] = partition;
 }
 
 // Shared memory of one merge tile. For pairs the values of A ++ B are loaded
@@ -327,11 +339,29 @@ struct merge_sort_merge_steps {
   TILESORT_HD static void load(T* dst, const merge_tile_slices& slices, const T* src, int thread) {
     const int a_count = slices.a_count();
     const int count = slices.count();
+    // Item j of A ++ B is a_src[j] (j < a_count) or b_src[j]. Two predicated
+    // sweeps, A's then B's, address every load as one base register plus a
+    // constant (a select per item would need Items live 64-bit addresses);
+    // all loads are issued before the first shared-memory store, which the
+    // compiler could not move above a later global load (dst is a generic
+    // pointer), so a tile waits for DRAM once.
+    const T* a_src = src + slices.a_begin + thread;
+    const T* b_src = src + (slices.b_begin - a_count) + thread;
+    T items[Items] = {};  // defined junk for the slots past count (host emulation reads no indeterminate value)
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      if (thread + k * Threads < a_count) items[k] = a_src[k * Threads];
+    }
 #pragma unroll
     for (int k = 0; k < Items; ++k) {
       const int j = thread + k * Threads;
-      if (Full || j < count) dst[j] = src[j < a_count ? slices.a_begin + j : slices.b_begin + (j - a_count)];
+      if (j >= a_count && (Full || j < count)) items[k] = b_src[k * Threads];
     }
+    // Unconditional stores (slots past count get junk that nothing reads):
+    // predicated ones made nvcc recompute the shared window's base per store.
+    T* dst_thread = dst + thread;
+#pragma unroll
+    for (int k = 0; k < Items; ++k) dst_thread[k * Threads] = items[k];
   }
 
   // 2. The thread's outputs [diagonal, diagonal + Items) of the tile, and
@@ -346,18 +376,17 @@ struct merge_sort_merge_steps {
     serial_merge(keys, split, a_count, a_count + diagonal - split, count, out, source, comp);
   }
 
-  // 3. Blocked -> padded slots (keys, and the sources when values follow).
-  template <bool Full, bool Pairs, typename Key>
-  TILESORT_HD static void write_blocked(Key* keys, int* sources, const merge_tile_slices& slices, int thread,
-                                        const Key (&out)[Items], const int (&source)[Items]) {
-    const int count = slices.count();
+  // 3. Blocked -> padded slots (keys, and the sources when values follow),
+  //    every slot: those past count get junk that step 4 never reads, and
+  //    unpredicated stores address as one base plus constants.
+  template <bool Pairs, typename Key>
+  TILESORT_HD static void write_blocked(Key* keys, int* sources, int thread, const Key (&out)[Items],
+                                        const int (&source)[Items]) {
 #pragma unroll
     for (int i = 0; i < Items; ++i) {
       const int j = thread * Items + i;
-      if (Full || j < count) {
-        keys[transpose_slot<Key>(j)] = out[i];
-        if constexpr (Pairs) sources[transpose_slot<int>(j)] = source[i];
-      }
+      keys[transpose_slot<Key>(j)] = out[i];
+      if constexpr (Pairs) sources[transpose_slot<int>(j)] = source[i];
     }
   }
 
@@ -392,7 +421,7 @@ TILESORT_DEVICE void merge_sort_merge_tile(merge_sort_merge_storage<Key, Value, 
   int source[Items];
   steps::merge(storage.keys, slices, thread, out, source, comp);
   __syncthreads();  // everyone is done reading A ++ B
-  steps::template write_blocked<Full, pairs>(storage.keys, storage.sources, slices, thread, out, source);
+  steps::template write_blocked<pairs>(storage.keys, storage.sources, thread, out, source);
   __syncthreads();
   steps::template store<Full, pairs>(storage.keys, storage.sources, storage.values, slices, thread, keys_dst,
                                      values_dst);
@@ -404,6 +433,8 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
     merge_sort_merge_kernel(const Key* keys_src, Key* keys_dst, const Value* values_src, Value* values_dst,
                             const std::int64_t* partitions, std::int64_t n, std::int64_t run, Compare comp) {
   using storage_type = merge_sort_merge_storage<Key, Value, Policy::merge_tile_items>;
+  allow_next_kernel();
+  wait_for_previous_kernel();  // partitions and keys_src are earlier kernels' output
   auto& storage = *reinterpret_cast<storage_type*>(merge_sort_smem);
   const std::int64_t tile = blockIdx.x;
   const merge_tile_slices slices =
@@ -417,7 +448,7 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 }
 
 // ------------------------------------------------------------------ host side
-inline constexpr int merge_sort_partition_threads = 256;  // 8 searches per block
+inline constexpr int merge_sort_partition_threads = 256;
 
 // Kernels with more than 48 KB of dynamic shared memory must say so first.
 // The call is not stream-ordered; the thread switches to relaxed capture mode
@@ -434,9 +465,9 @@ cudaError_t merge_sort_allow_smem(Kernel* kernel, std::size_t bytes) {
   return error != cudaSuccess ? error : restore_error;
 }
 
-template <typename Key, typename Value>
+template <typename Key, typename Value, typename Policy = merge_sort_policy_for<Key, Value>>
 struct merge_sort_setup {
-  using policy = merge_sort_policy_for<Key, Value>;
+  using policy = Policy;
   merge_sort_plan plan;
   merge_sort_temp_layout layout;
   explicit merge_sort_setup(std::int64_t n)
@@ -445,10 +476,11 @@ struct merge_sort_setup {
 };
 
 // Launch everything. Arguments are checked; `temp` holds layout.total_bytes.
-template <typename Key, typename Value, typename Compare>
-cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value>& setup, void* temp, const Key* keys_in, Key* keys_out,
-                              const Value* values_in, Value* values_out, Compare comp, cudaStream_t stream) {
-  using policy = typename merge_sort_setup<Key, Value>::policy;
+template <typename Key, typename Value, typename Policy, typename Compare>
+cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup, void* temp, const Key* keys_in,
+                              Key* keys_out, const Value* values_in, Value* values_out, Compare comp,
+                              cudaStream_t stream) {
+  using policy = Policy;
   constexpr bool pairs = merge_sort_has_values<Value>;
   const merge_sort_plan& plan = setup.plan;
   const std::int64_t n = plan.n;
@@ -464,8 +496,8 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value>& setup, void* t
     return cudaSuccess;
   }
   // Grid sizes are 32-bit (n up to 2^43 keys with the policy above).
-  if (plan.tiles > INT_MAX || ceil_div(plan.partition_count() * 32, merge_sort_partition_threads) > INT_MAX ||
-      plan.merge_tiles > INT_MAX)
+  if (plan.tiles > INT_MAX || plan.merge_tiles > INT_MAX ||
+      ceil_div(plan.partition_count() * policy::partition_ways, merge_sort_partition_threads) > INT_MAX)
     return cudaErrorInvalidValue;
 
   // No merge pass (one tile): the layout has no bytes, all buffers are null
@@ -491,16 +523,21 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value>& setup, void* t
   auto* merge_kernel = merge_sort_merge_kernel<policy, Key, Value, Compare>;
   if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage)));
   const std::int64_t partitions = plan.partition_count();
-  const auto partition_blocks = static_cast<unsigned>(ceil_div(partitions * 32, merge_sort_partition_threads));
+  constexpr int ways = policy::partition_ways;
+  const auto partition_blocks = static_cast<unsigned>(ceil_div(partitions * ways, merge_sort_partition_threads));
+  // Every kernel after the blocksort starts as a dependent of the one before
+  // (detail/dependent_launch.cuh): each pass boundary loses no launch gap.
+  bool dependent = false;
+  if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
   for (int pass = 0; pass < plan.merge_passes; ++pass) {
     const Key* keys_src = keys_of(pass);
     const std::int64_t run = plan.run_length(pass);
-    merge_sort_partition_kernel<<<partition_blocks, merge_sort_partition_threads, 0, stream>>>(
-        keys_src, n, run, policy::merge_tile_items, partitions, buffers.partitions, comp);
-    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
-    merge_kernel<<<static_cast<unsigned>(plan.merge_tiles), policy::merge_threads, sizeof(storage), stream>>>(
-        keys_src, keys_of(pass + 1), values_of(pass), values_of(pass + 1), buffers.partitions, n, run, comp);
-    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+    TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_partition_kernel<ways, Key, Compare>, partition_blocks,
+                                           merge_sort_partition_threads, 0, stream, dependent, keys_src, n, run,
+                                           policy::merge_tile_items, partitions, buffers.partitions, comp));
+    TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(plan.merge_tiles), policy::merge_threads,
+                                           sizeof(storage), stream, dependent, keys_src, keys_of(pass + 1),
+                                           values_of(pass), values_of(pass + 1), buffers.partitions, n, run, comp));
   }
   return cudaSuccess;
 }

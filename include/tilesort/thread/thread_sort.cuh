@@ -91,27 +91,32 @@ TILESORT_HD void bitonic_network_sort(Key (&keys)[N], Compare comp = {}) {
 }
 
 // Merge ItemsPerThread outputs from two sorted runs of `keys`:
-// [a_begin, a_end) and [b_begin, b_end). Ties take the A element first, so the
-// merge is stable when A precedes B in the input. `out_index` receives each
-// output's position in `keys` (to gather payloads). Outputs past the end of
-// both runs repeat the last key and index and must be ignored by the caller.
+// [a_begin, a_end) and [b_begin, b_end), A before B (a_end <= b_begin). Ties
+// take the A element first, so the merge is stable when A precedes B in the
+// input. `out_index` receives each output's position in `keys` (to gather
+// payloads). Outputs past the end of both runs are junk (any key of the runs,
+// any index) and must be ignored by the caller.
+// Branch-free: every step reads the next key of the run it took, at an index
+// clamped to [0, b_end - 1], so the reads stay inside the runs (keys[0] is read
+// when both runs are empty) and no comparator ever sees an uninitialised key;
+// a warp never diverges here (the branchy form took ~2x the instructions).
 template <typename Key, int ItemsPerThread, typename Compare>
 TILESORT_HD void serial_merge(const Key* keys, int a_begin, int a_end, int b_begin, int b_end,
                               Key (&out)[ItemsPerThread], int (&out_index)[ItemsPerThread], Compare comp) {
-  Key a_key = a_begin < a_end ? keys[a_begin] : Key{};
-  Key b_key = b_begin < b_end ? keys[b_begin] : Key{};
+  const int last = b_end > 0 ? b_end - 1 : 0;
+  const auto read = [&](int i) { return keys[i < last ? i : last]; };
+  Key a_key = read(a_begin);
+  Key b_key = read(b_begin);
 #pragma unroll
   for (int i = 0; i < ItemsPerThread; ++i) {
     const bool take_b = b_begin < b_end && (a_begin >= a_end || comp(b_key, a_key));
     out[i] = take_b ? b_key : a_key;
     out_index[i] = take_b ? b_begin : a_begin;
-    if (take_b) {
-      ++b_begin;
-      if (b_begin < b_end) b_key = keys[b_begin];
-    } else {
-      ++a_begin;
-      if (a_begin < a_end) a_key = keys[a_begin];
-    }
+    b_begin += take_b ? 1 : 0;
+    a_begin += take_b ? 0 : 1;
+    const Key next = read(take_b ? b_begin : a_begin);
+    b_key = take_b ? next : b_key;
+    a_key = take_b ? a_key : next;
   }
 }
 

@@ -1,0 +1,66 @@
+// detail/dependent_launch.cuh — programmatic dependent launch (sm_90 and
+// later) for the chains of kernels a device sort puts on one stream.
+//
+// A kernel launched as a dependent may start its blocks before the previous
+// kernel on the stream has finished: once every block of that kernel has
+// called allow_next_kernel() (or exited). It must call
+// wait_for_previous_kernel() before it reads anything the previous kernel
+// wrote; that wait returns when the previous kernel has completed and its
+// writes are visible. The launch latency and the new grid's ramp-up then
+// overlap the previous grid's last wave instead of following it (a merge
+// sort of 2^24 keys is a chain of 23 kernels).
+//
+// Both device calls compile to nothing before sm_90, and the wait returns at
+// once in a kernel that was launched normally; launch_kernel() asks for the
+// dependent launch only on devices of compute capability 9.0 and later.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "config.cuh"
+#include "error.cuh"
+
+namespace tilesort::detail {
+
+TILESORT_DEVICE void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+TILESORT_DEVICE void allow_next_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+// True when the current device can launch dependents (compute capability >= 9.0).
+inline cudaError_t dependent_launch_supported(bool& supported) {
+  int device = 0, major = 0;
+  TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
+  TILESORT_RETURN_IF_ERROR(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  supported = major >= 9;
+  return cudaSuccess;
+}
+
+// kernel<<<grid, threads, shared, stream>>>(args...), as a dependent of the
+// previous kernel on the stream when `dependent`; returns the launch's error.
+template <typename... Params, typename... Args>
+cudaError_t launch_kernel(void (*kernel)(Params...), unsigned grid, unsigned threads, std::size_t shared,
+                          cudaStream_t stream, bool dependent, Args... args) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = dependent ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+}
+
+}  // namespace tilesort::detail
