@@ -46,7 +46,8 @@ inline cudaError_t dependent_launch_supported(bool& supported) {
 }
 
 // kernel<<<grid, threads, shared, stream>>>(args...), as a dependent of the
-// previous kernel on the stream when `dependent`; returns the launch's error.
+// previous kernel on the stream when `dependent`; returns the launch's error
+// and, like cudaGetLastError after a <<<>>> launch, leaves none behind.
 template <typename... Params, typename... Args>
 cudaError_t launch_kernel(void (*kernel)(Params...), unsigned grid, unsigned threads, std::size_t shared,
                           cudaStream_t stream, bool dependent, Args... args) {
@@ -60,7 +61,9 @@ cudaError_t launch_kernel(void (*kernel)(Params...), unsigned grid, unsigned thr
   config.stream = stream;
   config.attrs = &attribute;
   config.numAttrs = dependent ? 1 : 0;
-  return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+  const cudaError_t error = cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+  if (error != cudaSuccess) (void)cudaGetLastError();
+  return error;
 }
 
 }  // namespace tilesort::detail

@@ -37,6 +37,7 @@
 #include "../comparators.cuh"
 #include "../detail/bitonic_plan.cuh"
 #include "../detail/config.cuh"
+#include "../detail/dependent_launch.cuh"
 #include "../detail/error.cuh"
 #include "../detail/temp_storage.cuh"
 #include "../thread/thread_sort.cuh"
@@ -108,6 +109,7 @@ __global__ void __launch_bounds__(Tile::threads, bitonic_min_blocks<Tile>)
     bitonic_sort_tiles_kernel(const typename Tile::key_type* keys_in, typename Tile::key_type* keys_out,
                               const typename Tile::value_type* values_in, typename Tile::value_type* values_out,
                               bitonic_plan plan, bitonic_pass pass, Compare comp) {
+  allow_next_kernel();  // the first merge pass waits for this grid to finish
   extern __shared__ __align__(16) unsigned char bitonic_shared[];
   auto& storage = *reinterpret_cast<typename Tile::temp_storage*>(bitonic_shared);
   typename Tile::registers registers;
@@ -122,6 +124,8 @@ template <typename Policy, bool Flip, bool Strided, typename Compare,
 __global__ void __launch_bounds__(Tile::threads, bitonic_min_blocks<Tile>)
     bitonic_merge_kernel(typename Policy::key_type* keys, typename Policy::value_type* values, bitonic_plan plan,
                          bitonic_pass pass, Compare comp) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // keys are the previous pass's output
   extern __shared__ __align__(16) unsigned char bitonic_shared[];
   auto& storage = *reinterpret_cast<typename Tile::temp_storage*>(bitonic_shared);
   typename Tile::registers registers;
@@ -156,15 +160,18 @@ cudaError_t bitonic_allow_shared(std::size_t bytes, bool again) {
   return cudaSuccess;
 }
 
-// Launch one pass and check the launch.
+// Launch one pass and check the launch; `dependent`: as a dependent of the
+// previous pass (detail/dependent_launch.cuh), so that no launch gap separates
+// the passes.
 template <auto Kernel, typename... Args>
-cudaError_t bitonic_launch(std::int64_t blocks, int threads, std::size_t shared, cudaStream_t stream, Args... args) {
+cudaError_t bitonic_launch(std::int64_t blocks, int threads, std::size_t shared, cudaStream_t stream, bool dependent,
+                           Args... args) {
   if (blocks > 0x7fffffff) return cudaErrorInvalidValue;
   cudaError_t error = cudaSuccess;
   for (int attempt = 0; attempt < 2; ++attempt) {
     TILESORT_RETURN_IF_ERROR(bitonic_allow_shared<Kernel>(shared, attempt > 0));
-    Kernel<<<static_cast<unsigned>(blocks), threads, shared, stream>>>(args...);
-    error = cudaGetLastError();
+    error = launch_kernel(Kernel, static_cast<unsigned>(blocks), static_cast<unsigned>(threads), shared, stream,
+                          dependent, args...);
     if (error == cudaSuccess || shared <= 48 * 1024) break;
   }
   return error;
@@ -183,7 +190,7 @@ cudaError_t bitonic_sort_one_tile(const typename Policy::key_type* keys_in, type
     using shape_tile = decltype(shape);
     const bitonic_plan plan = bitonic_plan::make(n, shape_tile::tile_log, Policy::run_log);
     return bitonic_launch<bitonic_sort_tiles_kernel<shape_tile, Compare>>(
-        1, shape_tile::threads, sizeof(typename shape_tile::temp_storage), stream, keys_in, keys_out, values_in,
+        1, shape_tile::threads, sizeof(typename shape_tile::temp_storage), stream, false, keys_in, keys_out, values_in,
         values_out, plan, plan.pass(0), comp);
   };
   if (tile_1k::tile_items < tile::tile_items && n <= tile_1k::tile_items) return launch(tile_1k{});
@@ -219,21 +226,23 @@ cudaError_t bitonic_sort_run(const typename Policy::key_type* keys_in, typename 
   constexpr std::size_t shared = sizeof(typename tile::temp_storage);
   constexpr std::size_t strided_shared = sizeof(typename strided_tile::temp_storage);
   const int passes = plan.pass_count();
+  bool dependent = false;  // every pass after the first
+  TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
   for (int i = 0; i < passes; ++i) {
     const bitonic_pass pass = plan.pass(i);
     const std::int64_t blocks = plan.blocks(pass);
     if (pass.kind == bitonic_pass_kind::sort_tiles) {
       TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_sort_tiles_kernel<tile, Compare>>(
-          blocks, tile::threads, shared, stream, keys_in, keys_out, values_in, values_out, plan, pass, comp)));
+          blocks, tile::threads, shared, stream, false, keys_in, keys_out, values_in, values_out, plan, pass, comp)));
     } else if (pass.kind == bitonic_pass_kind::merge_tiles) {
       TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, false, false, Compare>>(
-          blocks, tile::threads, shared, stream, keys_out, values_out, plan, pass, comp)));
+          blocks, tile::threads, shared, stream, dependent, keys_out, values_out, plan, pass, comp)));
     } else if (pass.flip) {
       TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, true, true, Compare>>(
-          blocks, strided_tile::threads, strided_shared, stream, keys_out, values_out, plan, pass, comp)));
+          blocks, strided_tile::threads, strided_shared, stream, dependent, keys_out, values_out, plan, pass, comp)));
     } else {
       TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, false, true, Compare>>(
-          blocks, strided_tile::threads, strided_shared, stream, keys_out, values_out, plan, pass, comp)));
+          blocks, strided_tile::threads, strided_shared, stream, dependent, keys_out, values_out, plan, pass, comp)));
     }
   }
   return cudaSuccess;

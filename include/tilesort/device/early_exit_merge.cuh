@@ -35,6 +35,7 @@
 #include "../block/block_sort.cuh"
 #include "../comparators.cuh"
 #include "../detail/config.cuh"
+#include "../detail/dependent_launch.cuh"
 #include "../detail/error.cuh"
 #include "../detail/merge_jobs.cuh"
 #include "../detail/merge_path.cuh"
@@ -68,7 +69,8 @@ struct early_exit_merge_policy {
   static constexpr int copy_threads = 256;
   // Merge blocks per SM the register budget must allow: 4 (64 registers at
   // 256 threads) where that is spill-free (checked with -Xptxas -v: u32 and
-  // u64 keys, u64 + u32 pairs), 2 where it spilled (u32 + u32 pairs: 80 bytes).
+  // u64 keys, u64 + u32 pairs), 2 where it spilled (u32 + u32 pairs: 120
+  // bytes at 4, 72 at 3; 87 registers at 2).
   static constexpr int merge_min_blocks = merge_items * (ValueBytes > 0 ? 2 : 1) <= 16 ? 4 : 2;
   // Window half widths as fractions of M: 64, 256, 1024, 2048 keys for M = 4096.
   static constexpr int window_divisors[4] = {64, 16, 4, 2};
@@ -305,6 +307,7 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
     early_exit_blocksort_kernel(const Key* keys_in, const Value* values_in, merge_buffers<Key, Value> buffers,
                                 merge_segment_list list, std::uint8_t* locations, merge_control* control,
                                 Compare comp) {
+  allow_next_kernel();  // the first job kernel waits for this grid to finish
   using tiling = early_exit_tiling<Policy>;
   __shared__ early_exit_tile_state state;
   const std::int64_t block = blockIdx.x;
@@ -334,6 +337,8 @@ __global__ void __launch_bounds__(Policy::job_threads)
     early_exit_jobs_kernel(const Key* keys_out, const Key* keys_temp, merge_segment_list list, int pass,
                            const std::uint8_t* locations, std::uint8_t* next_locations, merge_job* jobs,
                            merge_control* control, Compare comp) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // the keys, locations and counters of the kernels before
   using tiling = early_exit_tiling<Policy>;
   constexpr int threads = Policy::job_threads;
   constexpr int m = Policy::merge_tile_items;
@@ -433,18 +438,40 @@ TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffe
   constexpr int threads = Policy::merge_threads;
   constexpr int items = Policy::merge_items;
   constexpr bool pairs = early_exit_has_values<Value>;
-  // 1. A ++ B into shared memory, striped (coalesced reads).
+  // 1. A ++ B into shared memory, striped (coalesced reads): item j < a_count
+  //    is A's key a.begin + j, the others B's b.begin + j - a_count, each from
+  //    the buffer its side of the slice's boundary names. Four predicated
+  //    sweeps (A before, A after, B before, B after the boundary) address
+  //    every load as one base plus a constant and issue all of them before
+  //    the first shared-memory store (see merge_sort_merge_steps::load).
+  const int thread = static_cast<int>(threadIdx.x);
+  const int a_split = static_cast<int>(a.boundary - a.begin < a_count ? a.boundary - a.begin : a_count);
+  const int b_split = a_count + static_cast<int>(b.boundary - b.begin < count - a_count ? b.boundary - b.begin
+                                                                                          : count - a_count);
+  const auto gather = [&](auto* dst, auto buffer_of) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(buffer_of(a.before))>>;
+    const struct {
+      const T* base;
+      int lo, hi;
+    } sweeps[4] = {{buffer_of(a.before) + a.begin + thread, 0, a_split},
+                   {buffer_of(a.after) + a.begin + thread, a_split, a_count},
+                   {buffer_of(b.before) + (b.begin - a_count) + thread, a_count, b_split},
+                   {buffer_of(b.after) + (b.begin - a_count) + thread, b_split, count}};
+    T loaded[items];
 #pragma unroll
-  for (int k = 0; k < items; ++k) {
-    const int j = static_cast<int>(threadIdx.x) + k * threads;
-    if (Full || j < count) {
-      const bool from_a = j < a_count;
-      const std::int64_t p = from_a ? a.begin + j : b.begin + (j - a_count);
-      const std::uint8_t location = from_a ? (p < a.boundary ? a.before : a.after) : (p < b.boundary ? b.before : b.after);
-      storage.keys[j] = buffers.keys(location)[p];
-      if constexpr (pairs) storage.values[j] = buffers.values(location)[p];
+    for (int w = 0; w < 4; ++w) {
+#pragma unroll
+      for (int k = 0; k < items; ++k) {
+        const int j = thread + k * threads;
+        if (j >= sweeps[w].lo && j < sweeps[w].hi) loaded[k] = sweeps[w].base[k * threads];
+      }
     }
-  }
+    // Unconditional stores: slots past count get junk that nothing reads.
+#pragma unroll
+    for (int k = 0; k < items; ++k) dst[thread + k * threads] = loaded[k];
+  };
+  gather(storage.keys, [&](std::uint8_t location) { return buffers.keys(location); });
+  if constexpr (pairs) gather(storage.values, [&](std::uint8_t location) { return buffers.values(location); });
   __syncthreads();
 
   // 2. Each thread merges outputs [diagonal, diagonal + items).
@@ -490,6 +517,8 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
     early_exit_merge_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list, int pass,
                             const std::uint8_t* locations, const merge_job* jobs, merge_control* control,
                             Compare comp) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // this pass's jobs
   using tiling = early_exit_tiling<Policy>;
   using storage_type = early_exit_merge_storage<Key, Value, Policy::merge_tile_items>;
   auto& storage = *reinterpret_cast<storage_type*>(early_exit_smem);
@@ -554,6 +583,7 @@ template <typename Policy, typename Key, typename Value>
 __global__ void __launch_bounds__(Policy::copy_threads)
     early_exit_final_copy_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list,
                                  const std::uint8_t* locations, merge_control* control) {
+  wait_for_previous_kernel();  // the last pass's output and locations
   using tiling = early_exit_tiling<Policy>;
   constexpr int threads = Policy::copy_threads;
   __shared__ std::int64_t pending_begin[threads];
@@ -732,14 +762,19 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   TILESORT_RETURN_IF_ERROR(resident_blocks(Policy::merge_threads, merge_grid));
   if (merge_grid > layout.tiles) merge_grid = static_cast<int>(layout.tiles);
   const auto job_grid = static_cast<unsigned>(ceil_div(layout.tiles, Policy::job_threads - 1));
+  // Every kernel after the blocksort starts as a dependent of the one before
+  // (detail/dependent_launch.cuh): the passes lose no launch gaps, which are a
+  // large part of a pass that finds little to merge.
+  bool dependent = false;
+  TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
   for (int pass = 0; pass < passes; ++pass) {
-    early_exit_jobs_kernel<Policy><<<job_grid, Policy::job_threads, 0, stream>>>(
-        buffers.keys_out, buffers.keys_temp, list, pass, locations_of(pass), locations_of(pass + 1), jobs, control,
-        comp);
-    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
-    merge_kernel<<<static_cast<unsigned>(merge_grid), Policy::merge_threads, sizeof(storage_type), stream>>>(
-        buffers, list, pass, locations_of(pass), jobs, control, comp);
-    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+    TILESORT_RETURN_IF_ERROR(launch_kernel(early_exit_jobs_kernel<Policy, Key, Compare>, job_grid,
+                                           Policy::job_threads, 0, stream, dependent, buffers.keys_out,
+                                           buffers.keys_temp, list, pass, locations_of(pass), locations_of(pass + 1),
+                                           jobs, control, comp));
+    TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(merge_grid), Policy::merge_threads,
+                                           sizeof(storage_type), stream, dependent, buffers, list, pass,
+                                           locations_of(pass), jobs, control, comp));
   }
 
   auto* copy_kernel = early_exit_final_copy_kernel<Policy, Key, Value>;
@@ -747,9 +782,8 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   TILESORT_RETURN_IF_ERROR(resident_blocks(Policy::copy_threads, copy_grid));
   const std::int64_t copy_chunks = ceil_div(layout.tiles, Policy::copy_threads);
   if (copy_grid > copy_chunks) copy_grid = static_cast<int>(copy_chunks);
-  copy_kernel<<<static_cast<unsigned>(copy_grid), Policy::copy_threads, 0, stream>>>(buffers, list,
-                                                                                     locations_of(passes), control);
-  return cudaGetLastError();
+  return launch_kernel(copy_kernel, static_cast<unsigned>(copy_grid), Policy::copy_threads, 0, stream, dependent,
+                       buffers, list, locations_of(passes), control);
 }
 
 }  // namespace detail
