@@ -79,14 +79,15 @@ void check_pairs(const std::vector<Key>& in, Compare comp, const run_options& o)
   expect_stable_pairs(in, keys, index, comp);
 }
 
-// Sizes around every edge of the algorithm for a policy: tiny, the merge
-// tile, the blocksort tile, 2/3/4/5 tiles (odd run counts leave a group with
-// an empty B), 8 tiles and one key either side (three merge passes, then
-// four), 17 tiles + 1 (five, the last with a short B), primes and powers of
-// two +-1.
+// Sizes around every edge of the algorithm for a policy: tiny, the small
+// blocksort shape's tile, the merge tile, the blocksort tile, 2/3/4/5 tiles
+// (odd run counts leave a group with an empty B), 8 tiles and one key either
+// side (three merge passes, then four), 17 tiles + 1 (five, the last with a
+// short B), primes and powers of two +-1.
 template <typename Policy>
 std::vector<std::int64_t> edge_sizes(bool with_large) {
   const std::int64_t t = Policy::tile_items, m = Policy::merge_tile_items;
+  const std::int64_t small = Policy::small_threads * Policy::small_items;  // the small blocksort shape's tile
   std::vector<std::int64_t> sizes = {0,
                                      1,
                                      2,
@@ -95,6 +96,9 @@ std::vector<std::int64_t> edge_sizes(bool with_large) {
                                      32,
                                      33,
                                      100,
+                                     small - 1,
+                                     small,
+                                     small + 1,
                                      m - 1,
                                      m,
                                      m + 1,

@@ -9,8 +9,8 @@
 //   2. ceil(log2(ceil(n / T))) merge passes; pass p merges sorted runs of
 //      T << p keys in pairs. Each pass is two launches:
 //        partition: one 64-bit merge-path search in global memory per merge-tile
-//                   boundary (ceil(n / M) + 1 searches, M = merge tile), a
-//                   warp per search;
+//                   boundary (ceil(n / M) + 1 searches, M = merge tile), 8
+//                   lanes per search;
 //        merge:     each block loads its A and B slices (coalesced) into
 //                   shared memory, every thread runs a merge-path search there
 //                   and serially merges merge_items outputs, and the block
@@ -21,9 +21,12 @@
 //   Buffers ping-pong between keys_out and the temp buffer; the blocksort
 //   picks its destination by the parity of the pass count, so the last pass
 //   writes keys_out and no copy is ever needed (detail/merge_sort_plan.cuh).
+//   Every launch after the blocksort is a dependent launch on sm_90
+//   (detail/dependent_launch.cuh): no launch gap between the passes.
 //
 // Cost: 1 + merge_passes reads and writes of every key (and value), 1 + 2 x
-// merge_passes launches; n <= T: one launch, keys_in -> keys_out directly;
+// merge_passes launches; n <= T: one launch, keys_in -> keys_out directly
+// (n <= 1024 keys of up to 8 bytes: one block of 128 threads);
 // n == 1: a copy (when out != in); n == 0: nothing. With the sm_90 policy
 // below (T = 8192 for items of up to 8 bytes: u32 keys, u64 keys, u32+u32
 // pairs), passes over DRAM (blocksort + merges) at 2^20 / 2^24 / 2^28 keys
@@ -78,7 +81,8 @@ namespace tilesort {
 //   shared memory (33 KB for u32 keys, 68 KB for 8-byte items). It takes
 //   217-232 us (CUB's 4352-key blocksort: 158 us): 117 registers hold it to
 //   one block of 512 per SM. Tried: 256 x 16 with 2 blocks per SM (184 us,
-//   but one more pass: 25 us slower in all), 256 x 32 (255 us).
+//   but one more pass: 25 us slower in all), 256 x 32 (255 us), 1024 x 8
+//   (64 registers, 32 warps per SM: 250 us).
 // * block_min_blocks = 1 (the blocksort's __launch_bounds__ minimum) lets a
 //   thread use up to 128 registers, which keeps ptxas from spilling: a cap of
 //   64 registers (2 blocks per SM) spilled u32 keys (~104 bytes) with the
@@ -94,6 +98,9 @@ namespace tilesort {
 // * partition_ways = 8 lanes per merge-path search: 150 us of partition
 //   kernels over the 11 passes, against 193 us with 32 lanes and 164 us with 16.
 // * Bigger items halve items per thread to keep registers in check.
+// * n <= 128 x block_items / 2 (1024 keys of up to 8 bytes) is one block of
+//   128 threads: the 8192-key shape took 18.4 us (lat) for 1024 u32 keys,
+//   against CUB's 17.1.
 template <std::size_t KeyBytes, std::size_t ValueBytes>
 struct merge_sort_policy {
   static constexpr std::size_t item_bytes = KeyBytes + ValueBytes;
@@ -104,6 +111,9 @@ struct merge_sort_policy {
   static constexpr int merge_min_blocks = item_bytes <= 4 ? 6 : 4;
   static constexpr int merge_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
   static constexpr int partition_ways = 8;  // lanes per merge-path search (see merge_sort_partition_kernel)
+  // n <= small_threads x small_items: one block of this smaller shape (fewer merge levels, latency).
+  static constexpr int small_threads = 128;
+  static constexpr int small_items = block_items / 2;
   static constexpr int tile_items = block_threads * block_items;
   static constexpr int merge_tile_items = merge_threads * merge_items;
   static_assert(block_threads % 32 == 0 && merge_threads % 32 == 0, "whole warps");
@@ -115,6 +125,15 @@ namespace detail {
 
 template <typename Value>
 inline constexpr bool merge_sort_has_values = !std::is_same_v<Value, no_value>;
+
+// The blocksort shape of small sorts (n <= Policy::small_threads x small_items).
+template <typename Policy>
+struct merge_sort_small_policy {
+  static constexpr int block_threads = Policy::small_threads;
+  static constexpr int block_items = Policy::small_items;
+  static constexpr int block_min_blocks = 1;
+  static constexpr int tile_items = block_threads * block_items;
+};
 
 template <typename Key, typename Value>
 using merge_sort_policy_for = merge_sort_policy<sizeof(Key), merge_sort_has_values<Value> ? sizeof(Value) : 0>;
@@ -507,16 +526,20 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
   auto keys_of = [&](int step) { return plan.writes_output(step) ? keys_out : buffers.keys; };
   auto values_of = [&](int step) { return plan.writes_output(step) ? values_out : buffers.values; };
 
-  {
-    using storage =
-        typename merge_sort_blocksort_parts<Key, Value, policy::block_threads, policy::block_items>::storage;
+  const auto blocksort = [&](auto shape) {
+    using shape_policy = decltype(shape);
+    using storage = typename merge_sort_blocksort_parts<Key, Value, shape_policy::block_threads,
+                                                        shape_policy::block_items>::storage;
     static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-    auto* kernel = merge_sort_blocksort_kernel<policy, Key, Value, Compare>;
+    auto* kernel = merge_sort_blocksort_kernel<shape_policy, Key, Value, Compare>;
     TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, sizeof(storage)));
-    kernel<<<static_cast<unsigned>(plan.tiles), policy::block_threads, sizeof(storage), stream>>>(
-        keys_in, keys_of(0), values_in, values_of(0), n, comp);
-    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
-  }
+    kernel<<<static_cast<unsigned>(ceil_div(n, shape_policy::tile_items)), shape_policy::block_threads, sizeof(storage),
+             stream>>>(keys_in, keys_of(0), values_in, values_of(0), n, comp);
+    return cudaGetLastError();
+  };
+  using small_policy = merge_sort_small_policy<policy>;
+  if (n <= small_policy::tile_items) return blocksort(small_policy{});
+  TILESORT_RETURN_IF_ERROR(blocksort(policy{}));
 
   using storage = merge_sort_merge_storage<Key, Value, policy::merge_tile_items>;
   static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
