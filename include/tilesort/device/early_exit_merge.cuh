@@ -525,6 +525,7 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
   __shared__ merge_job current;
   merge_pass_control& counters = control->pass[pass];
   const unsigned queued = counters.job_count;  // final: the job kernel has finished
+  if (queued == 0) return;  // a pass with nothing to merge (local or short input) costs no atomics
   const std::int64_t run = std::int64_t(Policy::tile_items) << pass;
   while (true) {
     if (threadIdx.x == 0) {
