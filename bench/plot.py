@@ -49,14 +49,27 @@ def safe(name):
     return re.sub(r"[^A-Za-z0-9_.+-]+", "-", name).strip("-")
 
 
+# Every other implementation gets a colour of its own, never tilesort's red
+# (matplotlib's default cycle hands out red too).
+OTHER_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"]
+_other_color = {}
+
+
+def other_color(impl):
+    base = impl.split(" [")[0]  # the same colour for an implementation's lat and gpu lines
+    if base not in _other_color:
+        _other_color[base] = OTHER_COLORS[len(_other_color) % len(OTHER_COLORS)]
+    return _other_color[base]
+
+
 def style(impl, role):
     if role == "tilesort":
         return dict(color=TILESORT_COLOR, linewidth=2.4, marker="o", zorder=5)
     if role == "ceiling":
         return dict(color="0.4", linestyle=":", linewidth=1.5, marker="")
     if role == "ref":
-        return dict(linestyle="--", marker="x")
-    return dict(marker=".")
+        return dict(color=other_color(impl), linestyle="--", marker="x")
+    return dict(color=other_color(impl), marker=".")
 
 
 def pow2_label(n):
@@ -159,7 +172,7 @@ def device_sort_charts(results, family, meta, outdir):
             series["bound: copy bandwidth / our passes"] = ("ceiling", sorted(bounds.items()))
         written.append(line_chart(os.path.join(outdir, "%s_%s_%s.png" % (family, safe(type_), safe(dist))),
                                   "%s sort, %s keys, %s input: throughput" % (family, type_, dist), meta, series,
-                                  "GKeys/s (n / median time)"))
+                                  "GKeys/s (n / median time), log scale", ylog=True))
         small = OrderedDict()
         for r in sorted(rs, key=lambda r: (r["role"] != "tilesort", r["impl"], r["mode"])):
             if r["n"] > 65536:
