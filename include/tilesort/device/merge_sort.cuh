@@ -91,8 +91,11 @@ namespace tilesort {
 //   16 outputs per thread amortise the per-thread merge-path search. A pass
 //   takes 52-56 us (DRAM at 66% of its peak; the copy bound is 47.5 us).
 //   merge_min_blocks = 6 for 4-byte items (40 registers, 48 warps per SM:
-//   575 us of merging against 607 us with 4); 8-byte items spill at 6 and
-//   take 4 (64 registers; u64 keys 1.09 ms with 4 against 2.04 ms with 6).
+//   575 us of merging against 607 us with 4; whole sort with dependent
+//   launches 864 us against 903 us). At 2^20 it measured the other way with
+//   dependent launches (103-107 us against 94 us with 4; without them both
+//   took 95 us), not yet understood. 8-byte items spill at 6 and take 4 (64
+//   registers; u64 keys 1.09 ms with 4 against 2.04 ms with 6).
 //   Tried: 128 x 16 (2x the partitions: slower in all), 512 x 16 (slower
 //   merges), 256 x 8 (slower merges).
 // * partition_ways = 8 lanes per merge-path search: 150 us of partition
