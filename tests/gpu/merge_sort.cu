@@ -87,7 +87,7 @@ void check_pairs(const std::vector<Key>& in, Compare comp, const run_options& o)
 template <typename Policy>
 std::vector<std::int64_t> edge_sizes(bool with_large) {
   const std::int64_t t = Policy::tile_items, m = Policy::merge_tile_items;
-  const std::int64_t small = Policy::small_threads * Policy::small_items;  // the small blocksort shape's tile
+  const std::int64_t small = tilesort::detail::merge_sort_small_policy<Policy>::tile_items;
   std::vector<std::int64_t> sizes = {0,
                                      1,
                                      2,
