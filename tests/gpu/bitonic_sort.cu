@@ -293,6 +293,22 @@ TEST(BitonicSortPairs, KeyValueTypes) {
   }
 }
 
+// One cluster launch (sm_90) for 1024 < n <= 16 blocks of 1024 or 4096 keys:
+// clusters of 2 .. 16 blocks, full and partial, blocks with no keys, pairs.
+TEST(BitonicSortCluster, SizesKeyTypesAndPairs) {
+  REQUIRE_GPU();
+  using tilesort::detail::no_value;
+  for (std::int64_t n : {1025, 1500, 2048, 2049, 3000, 5000, 8192, 9000, 16383, 16384, 16385, 20000, 40000, 65535,
+                         65536}) {
+    check_device_sort<std::uint32_t, no_value>(n, distribution::random, tilesort::less{}, n % 2 == 0);
+    check_device_sort<std::uint32_t, std::uint32_t>(n, distribution::few_distinct, tilesort::greater{}, n % 2 == 1);
+    check_device_sort<double, no_value>(n, distribution::nan_and_zero, tilesort::less{}, false);
+    check_device_sort<user_key, std::uint64_t>(n, distribution::random, user_key_less{}, true);
+    check_device_sort<std::uint8_t, no_value>(n, distribution::random, tilesort::greater{}, false);
+  }
+  for (auto d : tilesort_test::all_distributions) check_device_sort<std::uint32_t, no_value>(12345, d, mod_less{}, false);
+}
+
 // ---------------------------------------------------------------- small policies
 // Tiles of 2^8 keys (H = 3: up to several global passes per merge, with and
 // without a shared-memory round inside) and 2^7 keys for pairs (H = 2).

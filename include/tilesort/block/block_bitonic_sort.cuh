@@ -523,6 +523,17 @@ struct bitonic_tile {
 #pragma nv_exec_check_disable
   template <int Window, int Reflect, typename Exec, typename Compare>
   TILESORT_HD static void pad_with_max(const Exec& ex, temp_storage& storage, int valid, Compare comp) {
+    max_to_slot0<Window, Reflect>(ex, storage, valid, comp);
+    ex.barrier();
+    ex.each(fill_padding<Window, Reflect>{&storage, valid});
+    // Slot 0 must be read by all before anyone writes shared memory again
+    // (the warp-local exchanges that may come next wait for their warp only).
+    ex.barrier();
+  }
+  // The largest of the block's keys [0, valid) (valid >= 1) -> shared slot 0.
+#pragma nv_exec_check_disable
+  template <int Window, int Reflect, typename Exec, typename Compare>
+  TILESORT_HD static void max_to_slot0(const Exec& ex, temp_storage& storage, int valid, Compare comp) {
     ex.barrier();  // nobody reads shared memory any more
     ex.each(copy_key0{&storage});
     ex.barrier();
@@ -532,11 +543,6 @@ struct bitonic_tile {
       ex.barrier();
       ex.each(max_step<Compare>{&storage, half, comp});
     }
-    ex.barrier();
-    ex.each(fill_padding<Window, Reflect>{&storage, valid});
-    // Slot 0 must be read by all before anyone writes shared memory again
-    // (the warp-local exchanges that may come next wait for their warp only).
-    ex.barrier();
   }
   struct copy_key0 {
     temp_storage* storage;
@@ -625,7 +631,9 @@ struct bitonic_tile {
     return top - item_log + 1 > merge_floor<Strided>() ? top - item_log + 1 : merge_floor<Strided>();
   }
 
-  template <bool Flip, bool Strided, typename Exec, typename Compare>
+  // Resident: the keys are in registers already, in the first chunk's layout
+  // (the striped one; see merge_registers), not loaded from global memory.
+  template <bool Flip, bool Strided, typename Exec, typename Compare, bool Resident = false>
   struct merge_chunk {
     const Exec& ex;
     temp_storage& storage;
@@ -647,8 +655,11 @@ struct bitonic_tile {
       constexpr bool last = Top - item_log < merge_floor<Strided>();
       if (done) return;  // uniform
       if constexpr (first) {
-        ex.each(move_global<Strided, false, window, reflect>{keys, values, map});
-        if (map.valid < tile_items) pad_with_max<window, reflect>(ex, storage, map.valid, comp);
+        static_assert(!Resident || (window == striped_window && reflect == 0), "resident keys are striped");
+        if constexpr (!Resident) {
+          ex.each(move_global<Strided, false, window, reflect>{keys, values, map});
+          if (map.valid < tile_items) pad_with_max<window, reflect>(ex, storage, map.valid, comp);
+        }
       } else {
         exchange<from_window, from_reflect, window, reflect>(ex, storage);
       }
@@ -676,17 +687,72 @@ struct bitonic_tile {
         merge_chunk<Flip, Strided, Exec, Compare>{ex, storage, keys, values, map,
                                                   Strided ? tile_log - stages : 0, done, comp});
     if constexpr (!Strided) {
-      constexpr int last_top = floor_bit + (tile_log - 1 - floor_bit) % item_log;
-      constexpr int last_window = window_of(merge_chunk_low<Strided>(last_top));
-      constexpr int last_reflect = Flip && last_top == tile_log - 1 ? tile_log : 0;
       const int valid = map.valid;
-      exchange<last_window, last_reflect, 0, 0>(ex, storage);
-      ex.each(run_stages<0, 0, item_log - 1, 0, Compare>{0, valid, comp});
+      merge_blocked_bits<Flip>(ex, storage, valid, comp);
       ex.barrier();
       ex.each(store_shared<0, 0>{&storage});
       ex.barrier();
       ex.each(store_striped{keys + map.base, has_values ? values + map.base : nullptr, &storage, valid});
     }
+  }
+
+  // A tile merge's last register round: from the last chunk's layout to the
+  // blocked one, and its stage bits R-1 .. 0 there.
+#pragma nv_exec_check_disable
+  template <bool Flip, typename Exec, typename Compare>
+  TILESORT_HD static void merge_blocked_bits(const Exec& ex, temp_storage& storage, int valid, Compare comp) {
+    constexpr int last_top = item_log + (tile_log - 1 - item_log) % item_log;
+    constexpr int last_window = window_of(merge_chunk_low<false>(last_top));
+    constexpr int last_reflect = Flip && last_top == tile_log - 1 ? tile_log : 0;
+    exchange<last_window, last_reflect, 0, 0>(ex, storage);
+    ex.each(run_stages<0, 0, item_log - 1, 0, Compare>{0, valid, comp});
+  }
+
+  // ---------------------------------------------------------------- clusters
+  // A cluster of 2^c blocks (sm_90) holds 2^(G+c) consecutive keys, block r
+  // the tile at r * 2^G. A stage with bit p >= G pairs every key of block r
+  // with one of its partner block (r ^ 2^(p-G), or for the flip of merge m,
+  // r ^ (2^(m-G) - 1) at the mirrored local index): each block publishes its
+  // keys in shared memory in the striped layout, reads its partner's through
+  // distributed shared memory, and keeps the smaller (lower block) or larger
+  // (upper block) key of each pair. After the merge's stages across blocks,
+  // merge_registers runs its stage bits G-1 .. 0 inside each block.
+  static constexpr int striped_window = tile_log - item_log;  // thread t, register k: key t + k * Threads
+
+  template <typename Compare>
+  struct cross_exchange {
+    const temp_storage* partner;  // the partner block's published keys
+    bool flip;                    // local index e pairs with tile - 1 - e (else with e)
+    bool lower;                   // this block holds the lower slots of the pairs
+    Compare comp;
+    TILESORT_HD void operator()(registers& r, int t) const {
+#pragma unroll
+      for (int k = 0; k < Items; ++k) {
+        const int e = t + k * Threads;
+        const int pe = flip ? tile_items - 1 - e : e;
+        const Key other = partner->keys[bitonic_padded(pe, key_row_log)];
+        // Equal keys stay where they are on both sides, so each pair keeps one
+        // copy of each key (and its value).
+        if (lower ? comp(other, r.keys[k]) : comp(r.keys[k], other)) {
+          r.keys[k] = other;
+          if constexpr (has_values) r.values[k] = partner->values[bitonic_padded(pe, value_row_log)];
+        }
+      }
+    }
+  };
+
+  // The stage bits G-1 .. 0 of a merge (not its flip) on keys resident in
+  // registers in the striped layout; blocked layout out. Slots >= valid must
+  // hold keys no real key exceeds (the cluster sort pads with the cluster's
+  // largest key).
+#pragma nv_exec_check_disable
+  template <typename Exec, typename Compare>
+  TILESORT_HD static void merge_registers(const Exec& ex, temp_storage& storage, int valid, Compare comp) {
+    const bitonic_block_map map{0, 0, tile_log - 1, tile_log - 1, tile_log, valid};
+    bool done = false;
+    static_for<tile_log - 1, item_log, -item_log>(
+        merge_chunk<false, false, Exec, Compare, true>{ex, storage, nullptr, nullptr, map, 0, done, comp});
+    merge_blocked_bits<false>(ex, storage, valid, comp);
   }
 };
 

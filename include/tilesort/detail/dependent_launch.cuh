@@ -45,25 +45,50 @@ inline cudaError_t dependent_launch_supported(bool& supported) {
   return cudaSuccess;
 }
 
+// cudaLaunchKernelEx with the given launch attributes; returns the launch's
+// error and, like cudaGetLastError after a <<<>>> launch, leaves none behind.
+template <typename... Params, typename... Args>
+cudaError_t launch_with_attributes(void (*kernel)(Params...), unsigned grid, unsigned threads, std::size_t shared,
+                                   cudaStream_t stream, cudaLaunchAttribute* attributes, unsigned count,
+                                   Args... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  config.attrs = attributes;
+  config.numAttrs = count;
+  const cudaError_t error = cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+  if (error != cudaSuccess) (void)cudaGetLastError();
+  return error;
+}
+
 // kernel<<<grid, threads, shared, stream>>>(args...), as a dependent of the
-// previous kernel on the stream when `dependent`; returns the launch's error
-// and, like cudaGetLastError after a <<<>>> launch, leaves none behind.
+// previous kernel on the stream when `dependent`.
 template <typename... Params, typename... Args>
 cudaError_t launch_kernel(void (*kernel)(Params...), unsigned grid, unsigned threads, std::size_t shared,
                           cudaStream_t stream, bool dependent, Args... args) {
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid);
-  config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = shared;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = dependent ? 1 : 0;
-  const cudaError_t error = cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
-  if (error != cudaSuccess) (void)cudaGetLastError();
-  return error;
+  return launch_with_attributes(kernel, grid, threads, shared, stream, &attribute, dependent ? 1 : 0, args...);
+}
+
+// kernel<<<grid, threads, shared, stream>>>(args...) in thread block clusters
+// of cluster_blocks blocks (sm_90; at most 8, the portable cluster size;
+// grid a multiple of it), as a dependent of the previous kernel when `dependent`.
+template <typename... Params, typename... Args>
+cudaError_t launch_cluster_kernel(void (*kernel)(Params...), unsigned grid, unsigned cluster_blocks,
+                                  unsigned threads, std::size_t shared, cudaStream_t stream, bool dependent,
+                                  Args... args) {
+  cudaLaunchAttribute attributes[2] = {};
+  attributes[0].id = cudaLaunchAttributeClusterDimension;
+  attributes[0].val.clusterDim.x = cluster_blocks;
+  attributes[0].val.clusterDim.y = 1;
+  attributes[0].val.clusterDim.z = 1;
+  attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attributes[1].val.programmaticStreamSerializationAllowed = 1;
+  return launch_with_attributes(kernel, grid, threads, shared, stream, attributes, dependent ? 2 : 1, args...);
 }
 
 }  // namespace tilesort::detail

@@ -7,6 +7,9 @@
 // 2^G keys per block (G = 14 for 4-byte keys, 13 for 8-byte keys or 4+4-byte
 // pairs):
 //   * n <= 2^G: ONE launch, all stages on chip (registers + shared memory);
+//     on sm_90, 1024 < n <= 16 * 4096: ONE launch of one thread block
+//     cluster of up to 16 blocks, whose stages across blocks go through
+//     distributed shared memory (more SMs on a small sort: lower latency);
 //   * else: one sort_tiles launch, then per merge m = G+1 .. log2(P):
 //     ceil((m - G) / (G - 5)) register-fused global passes (runs of 32
 //     keys) plus one shared-memory pass: 22 launches for 2^24 u32 keys
@@ -26,6 +29,7 @@
 //   tilesort::bitonic_sort_pairs(d_keys, d_keys, d_vals, d_vals, n);  // in place, allocates itself
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <atomic>
@@ -68,6 +72,18 @@ namespace detail {
 //     are at most log2(keys per thread) of them.
 //   * n <= 1024, 4096, 8192: one block of 128 x 8, 256 x 16 or 512 x 16
 //     keys (more threads holding keys: 2-3x less latency than the big tile).
+//     On sm_90, n > 1024 up to 16 blocks of 128 x 8 (n <= 16384) or of
+//     256 x 16 (n <= 65536 for u32 keys), one cluster. Events per call on the
+//     H100 (2026-11-23, u32, against the single-block or multi-pass path and
+//     our merge sort): 2^11 9.8 us (11.7, merge 17.5), 2^14 19.5 (29.7, 22.0),
+//     2^15 26 (54, 29), 2^16 35 (49, 38). Tried: 8-block clusters of 2^13
+//     (2^16: 40 us), 1024-thread blocks (slower at every size), and at n <= 1024
+//     2-4 block clusters and 32 x 32, 64 x 16, 256 x 4 blocks (none faster
+//     than 128 x 8). Clusters for the passes of large n (tile passes over
+//     2^(G+c) keys, c = 1..3, cutting 2^24 from 22 to 19..15 launches) were
+//     slower: 2^24 1296 us without, 1477 / 1680 / 1875 us with c = 1 / 2 / 3,
+//     the stages across blocks reading each block's 64 KB through
+//     distributed shared memory once per stage.
 template <typename Key, typename Value, int Threads, int Items, int RunLog = bitonic_run_log>
 struct bitonic_policy {
   using key_type = Key;
@@ -81,6 +97,9 @@ struct bitonic_policy {
   using tile_1k = bitonic_tile<Key, Value, 128, (Items < 8 ? Items : 8), RunLog>;
   using tile_4k = bitonic_tile<Key, Value, 256, (Items < 16 ? Items : 16), RunLog>;
   using tile_8k = bitonic_tile<Key, Value, 512, (Items < 16 ? Items : 16), RunLog>;
+  // Sorts of 1024 < n <= 16 * 1024 or 16 * 4096 keys are one launch of one
+  // thread block cluster on sm_90: up to 16 blocks of tile_1k or tile_4k.
+  static constexpr int cluster_blocks = 16;
   static_assert(tile::tile_log == strided_tile::tile_log, "one tile, two block shapes");
   static_assert(sizeof(typename tile::temp_storage) <= 227 * 1024, "tile does not fit in shared memory");
 };
@@ -134,16 +153,116 @@ __global__ void __launch_bounds__(Tile::threads, bitonic_min_blocks<Tile>)
   Tile::template merge_tile<Flip, Strided>(ex, storage, keys, values, map, pass.stages, comp);
 }
 
+// ---------------------------------------------------------------- clusters (sm_90)
+// The one-launch sort of 2 .. 16 tiles: one thread block cluster, block r on
+// the tile at r * 2^G. Each block sorts its tile (merges 1..G); each merge
+// m = G+1 .. G+c (2^c blocks) runs its stages with bits G .. m-1 across
+// blocks - they pair keys of two blocks: each block publishes its keys in
+// shared memory and reads its partner's through distributed shared memory
+// (bitonic_tile::cross_exchange) - and its stage bits G-1 .. 0 inside each
+// block. Slots past n get the largest key of the input, which the flip form
+// never moves (see bitonic_tile), so no stage needs a predicate. Each stage
+// publishes into a buffer of its own, two in turn: one cluster barrier per
+// stage.
+template <typename Tile>
+struct bitonic_cluster_storage {
+  typename Tile::temp_storage local;         // the block's own layout exchanges
+  typename Tile::temp_storage published[2];  // keys for the partner block, stage by stage in turn
+};
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// Slots >= valid := the largest key of the input (blocks [0, filled) hold keys).
+template <typename Tile, typename Exec, typename Compare>
+__device__ void bitonic_cluster_pad(const Exec& ex, const cooperative_groups::cluster_group& cluster,
+                                    typename Tile::temp_storage& local, int valid, int filled, Compare comp) {
+  using Key = typename Tile::key_type;
+  if (valid > 0) Tile::template max_to_slot0<0, 0>(ex, local, valid, comp);
+  cluster.sync();
+  Key largest = cluster.map_shared_rank(&local, 0)->keys[0];
+  for (int r = 1; r < filled; ++r) {
+    const Key other = cluster.map_shared_rank(&local, r)->keys[0];
+    if (comp(largest, other)) largest = other;
+  }
+  cluster.sync();  // every block has read the others' slot 0
+  if (threadIdx.x == 0) local.keys[0] = largest;
+  ex.barrier();
+  ex.each(typename Tile::template fill_padding<0, 0>{&local, valid});
+  ex.barrier();
+}
+
+// Stages (m, m-1) .. (m, G) across the cluster's blocks, the first one merge
+// m's flip; keys in registers in the striped layout.
+template <typename Tile, typename Exec, typename Compare>
+__device__ void bitonic_cluster_stages(const Exec& ex, const cooperative_groups::cluster_group& cluster,
+                                       bitonic_cluster_storage<Tile>& shared, int& stage, int rank, int m,
+                                       Compare comp) {
+  constexpr int G = Tile::tile_log;
+  for (int p = m - 1; p >= G; --p, ++stage) {
+    typename Tile::temp_storage& out = shared.published[stage & 1];
+    ex.each(typename Tile::template store_shared<Tile::striped_window, 0>{&out});
+    cluster.sync();  // the partner's keys are published (and nobody still reads this buffer's previous keys)
+    const bool flip = p == m - 1;
+    const int partner = flip ? rank ^ ((1 << (m - G)) - 1) : rank ^ (1 << (p - G));
+    ex.each(typename Tile::template cross_exchange<Compare>{cluster.map_shared_rank(&out, partner), flip,
+                                                            rank < partner, comp});
+  }
+}
+#endif
+
+// The grid is one cluster of 2, 4, 8 or 16 blocks.
+template <typename Tile, typename Compare>
+__global__ void __launch_bounds__(Tile::threads)
+    bitonic_cluster_sort_kernel(const typename Tile::key_type* keys_in, typename Tile::key_type* keys_out,
+                                const typename Tile::value_type* values_in, typename Tile::value_type* values_out,
+                                std::int64_t n, Compare comp) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int blocks = static_cast<int>(cluster.num_blocks());
+  const int rank = static_cast<int>(cluster.block_rank());
+  extern __shared__ __align__(16) unsigned char bitonic_shared[];
+  auto& shared = *reinterpret_cast<bitonic_cluster_storage<Tile>*>(bitonic_shared);
+  typename Tile::registers registers;
+  const bitonic_device_threads<typename Tile::registers> ex{registers};
+  constexpr int tile = Tile::tile_items;
+  const std::int64_t base = std::int64_t(rank) * tile;
+  const int valid = static_cast<int>(n - base <= 0 ? 0 : n - base < tile ? n - base : tile);
+  if (valid > 0) {
+    ex.each(typename Tile::load_striped{keys_in + base, Tile::has_values ? values_in + base : nullptr, &shared.local,
+                                        valid});
+    ex.barrier();
+    ex.each(typename Tile::template load_shared<0, 0>{&shared.local});
+  }
+  if (n < std::int64_t(blocks) * tile)  // the same answer in every block
+    bitonic_cluster_pad<Tile>(ex, cluster, shared.local, valid, static_cast<int>((n + tile - 1) / tile), comp);
+  Tile::sort(ex, shared.local, valid, Tile::tile_log, comp);
+  int stage = 0;
+  for (int m = Tile::tile_log + 1; m <= Tile::tile_log + log2_floor(blocks); ++m) {
+    Tile::template exchange<0, 0, Tile::striped_window, 0>(ex, shared.local);
+    bitonic_cluster_stages<Tile>(ex, cluster, shared, stage, rank, m, comp);
+    Tile::merge_registers(ex, shared.local, valid, comp);
+  }
+  ex.barrier();
+  ex.each(typename Tile::template store_shared<0, 0>{&shared.local});
+  ex.barrier();
+  if (valid > 0)
+    ex.each(typename Tile::store_striped{keys_out + base, Tile::has_values ? values_out + base : nullptr,
+                                         &shared.local, valid});
+  cluster.sync();  // no block exits while a partner may still read its published keys
+#endif
+}
+
 // ---------------------------------------------------------------- host side
 // More than 48 KB of dynamic shared memory must be allowed per kernel and
-// device first. The call is not stream-ordered; relaxed capture mode around it
-// keeps it legal while the caller captures a graph, in any capture mode. It is
-// made once per kernel and device (a host call on every pass would add to the
-// latency of small sorts); `again` forces it, for a launch that was refused
-// because the device was reset since.
+// device first, and so must clusters of more than 8 blocks. The calls are not
+// stream-ordered; relaxed capture mode around them keeps them legal while the
+// caller captures a graph, in any capture mode. They are made once per kernel
+// and device (a host call on every pass would add to the latency of small
+// sorts); `again` forces them, for a launch that was refused because the
+// device was reset since.
 template <auto Kernel>
-cudaError_t bitonic_allow_shared(std::size_t bytes, bool again) {
-  if (bytes <= 48 * 1024) return cudaSuccess;
+cudaError_t bitonic_kernel_attributes(std::size_t bytes, bool clusters, bool again) {
+  if (bytes <= 48 * 1024 && !clusters) return cudaSuccess;
   static std::atomic<std::uint64_t> devices_done{0};
   int device = 0;
   TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
@@ -151,8 +270,9 @@ cudaError_t bitonic_allow_shared(std::size_t bytes, bool again) {
   if (!again && (devices_done.load(std::memory_order_acquire) & bit) != 0) return cudaSuccess;
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
-  const cudaError_t error =
-      cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  cudaError_t error = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  if (error == cudaSuccess && clusters)
+    error = cudaFuncSetAttribute(Kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
   const cudaError_t restored = cudaThreadExchangeStreamCaptureMode(&mode);
   TILESORT_RETURN_IF_ERROR(error);
   TILESORT_RETURN_IF_ERROR(restored);
@@ -163,18 +283,65 @@ cudaError_t bitonic_allow_shared(std::size_t bytes, bool again) {
 // Launch one pass and check the launch; `dependent`: as a dependent of the
 // previous pass (detail/dependent_launch.cuh), so that no launch gap separates
 // the passes.
+// cluster > 0: in thread block clusters of `cluster` blocks.
 template <auto Kernel, typename... Args>
 cudaError_t bitonic_launch(std::int64_t blocks, int threads, std::size_t shared, cudaStream_t stream, bool dependent,
-                           Args... args) {
+                           int cluster, Args... args) {
   if (blocks > 0x7fffffff) return cudaErrorInvalidValue;
   cudaError_t error = cudaSuccess;
   for (int attempt = 0; attempt < 2; ++attempt) {
-    TILESORT_RETURN_IF_ERROR(bitonic_allow_shared<Kernel>(shared, attempt > 0));
-    error = launch_kernel(Kernel, static_cast<unsigned>(blocks), static_cast<unsigned>(threads), shared, stream,
-                          dependent, args...);
-    if (error == cudaSuccess || shared <= 48 * 1024) break;
+    TILESORT_RETURN_IF_ERROR(bitonic_kernel_attributes<Kernel>(shared, cluster > 0, attempt > 0));
+    error = cluster > 0 ? launch_cluster_kernel(Kernel, static_cast<unsigned>(blocks), static_cast<unsigned>(cluster),
+                                                static_cast<unsigned>(threads), shared, stream, dependent, args...)
+                    : launch_kernel(Kernel, static_cast<unsigned>(blocks), static_cast<unsigned>(threads), shared,
+                                    stream, dependent, args...);
+    if (error == cudaSuccess || (shared <= 48 * 1024 && cluster == 0)) break;
   }
   return error;
+}
+
+// Whether Kernel's code on the current device was compiled for sm_90 or later
+// (a binary for an older GPU, or PTX of an older one JIT-compiled, has an
+// empty cluster kernel). Asked once per kernel and device.
+template <auto Kernel>
+cudaError_t bitonic_cluster_code(bool& usable) {
+  static std::atomic<std::uint64_t> asked{0}, yes{0};
+  int device = 0;
+  TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
+  const std::uint64_t bit = device < 64 ? std::uint64_t(1) << device : 0;
+  if ((asked.load(std::memory_order_acquire) & bit) != 0) {
+    usable = (yes.load(std::memory_order_relaxed) & bit) != 0;
+    return cudaSuccess;
+  }
+  cudaFuncAttributes attributes{};
+  TILESORT_RETURN_IF_ERROR(cudaFuncGetAttributes(&attributes, Kernel));
+  usable = attributes.ptxVersion >= 90 && attributes.binaryVersion >= 90;
+  if (usable) yes.fetch_or(bit, std::memory_order_relaxed);
+  asked.fetch_or(bit, std::memory_order_release);
+  return cudaSuccess;
+}
+
+// n keys (1 < n <= 16 tiles of Tile) in one cluster launch of 2 .. 16 blocks; `launched`
+// is false when this device or build cannot (the caller sorts another way).
+template <typename Tile, typename Compare>
+cudaError_t bitonic_sort_cluster(const typename Tile::key_type* keys_in, typename Tile::key_type* keys_out,
+                                 const typename Tile::value_type* values_in, typename Tile::value_type* values_out,
+                                 std::int64_t n, Compare comp, cudaStream_t stream, bool& launched) {
+  constexpr auto kernel = bitonic_cluster_sort_kernel<Tile, Compare>;
+  launched = false;
+  bool usable = false;
+  TILESORT_RETURN_IF_ERROR(bitonic_cluster_code<kernel>(usable));
+  if (!usable) return cudaSuccess;
+  int blocks = 2;
+  while (std::int64_t(blocks) * Tile::tile_items < n) blocks *= 2;
+  const cudaError_t error =
+      bitonic_launch<kernel>(blocks, Tile::threads, sizeof(bitonic_cluster_storage<Tile>), stream, false,
+                             blocks, keys_in, keys_out, values_in, values_out, n, comp);
+  // A cluster the device cannot place (a partitioned GPU) leaves the sort to the other path.
+  if (error == cudaErrorInvalidClusterSize || error == cudaErrorLaunchOutOfResources) return cudaSuccess;
+  TILESORT_RETURN_IF_ERROR(error);
+  launched = true;
+  return cudaSuccess;
 }
 
 // 2 <= n <= the policy's tile: one launch, one block, of the smallest shape that holds n.
@@ -190,7 +357,7 @@ cudaError_t bitonic_sort_one_tile(const typename Policy::key_type* keys_in, type
     using shape_tile = decltype(shape);
     const bitonic_plan plan = bitonic_plan::make(n, shape_tile::tile_log, Policy::run_log);
     return bitonic_launch<bitonic_sort_tiles_kernel<shape_tile, Compare>>(
-        1, shape_tile::threads, sizeof(typename shape_tile::temp_storage), stream, false, keys_in, keys_out, values_in,
+        1, shape_tile::threads, sizeof(typename shape_tile::temp_storage), stream, false, 0, keys_in, keys_out, values_in,
         values_out, plan, plan.pass(0), comp);
   };
   if (tile_1k::tile_items < tile::tile_items && n <= tile_1k::tile_items) return launch(tile_1k{});
@@ -233,16 +400,16 @@ cudaError_t bitonic_sort_run(const typename Policy::key_type* keys_in, typename 
     const std::int64_t blocks = plan.blocks(pass);
     if (pass.kind == bitonic_pass_kind::sort_tiles) {
       TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_sort_tiles_kernel<tile, Compare>>(
-          blocks, tile::threads, shared, stream, false, keys_in, keys_out, values_in, values_out, plan, pass, comp)));
+          blocks, tile::threads, shared, stream, false, 0, keys_in, keys_out, values_in, values_out, plan, pass, comp)));
     } else if (pass.kind == bitonic_pass_kind::merge_tiles) {
       TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, false, false, Compare>>(
-          blocks, tile::threads, shared, stream, dependent, keys_out, values_out, plan, pass, comp)));
+          blocks, tile::threads, shared, stream, dependent, 0, keys_out, values_out, plan, pass, comp)));
     } else if (pass.flip) {
       TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, true, true, Compare>>(
-          blocks, strided_tile::threads, strided_shared, stream, dependent, keys_out, values_out, plan, pass, comp)));
+          blocks, strided_tile::threads, strided_shared, stream, dependent, 0, keys_out, values_out, plan, pass, comp)));
     } else {
       TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, false, true, Compare>>(
-          blocks, strided_tile::threads, strided_shared, stream, dependent, keys_out, values_out, plan, pass, comp)));
+          blocks, strided_tile::threads, strided_shared, stream, dependent, 0, keys_out, values_out, plan, pass, comp)));
     }
   }
   return cudaSuccess;
@@ -262,6 +429,17 @@ cudaError_t bitonic_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const 
   }
   TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values, n));
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, min_temp_bytes));
+  if (n > Policy::tile_1k::tile_items && n <= Policy::cluster_blocks * std::int64_t(Policy::tile_4k::tile_items)) {
+    bool launched = false;
+    if (n <= Policy::cluster_blocks * std::int64_t(Policy::tile_1k::tile_items)) {
+      TILESORT_RETURN_IF_ERROR((bitonic_sort_cluster<typename Policy::tile_1k>(keys_in, keys_out, values_in,
+                                                                              values_out, n, comp, stream, launched)));
+    } else {
+      TILESORT_RETURN_IF_ERROR((bitonic_sort_cluster<typename Policy::tile_4k>(keys_in, keys_out, values_in,
+                                                                              values_out, n, comp, stream, launched)));
+    }
+    if (launched) return cudaSuccess;
+  }
   return bitonic_sort_run<Policy>(keys_in, keys_out, values_in, values_out, n, comp, stream);
 }
 

@@ -158,6 +158,10 @@ struct merge_pass_control {
 // Counters of one sort; zeroed (cudaMemsetAsync) before the first kernel.
 struct merge_control {
   merge_pass_control pass[sort_stats::max_passes];
+  // Merge-tile boundaries inside a segment whose keys are out of order after
+  // the blocksort (pass 0's job kernel counts them). None: every segment is
+  // sorted already, and the job kernels of later passes return at once.
+  unsigned out_of_order_boundaries;
   unsigned long long blocksort_tiles;
   unsigned long long presorted_tiles;
   unsigned long long blocksort_keys;
@@ -339,6 +343,9 @@ __global__ void __launch_bounds__(Policy::job_threads)
                            merge_control* control, Compare comp) {
   allow_next_kernel();
   wait_for_previous_kernel();  // the keys, locations and counters of the kernels before
+  // Sorted input: nothing to merge in this pass or any other (the locations
+  // stay as pass 0 left them, in both arrays).
+  if (pass > 0 && control->out_of_order_boundaries == 0) return;
   using tiling = early_exit_tiling<Policy>;
   constexpr int threads = Policy::job_threads;
   constexpr int m = Policy::merge_tile_items;
@@ -355,11 +362,16 @@ __global__ void __launch_bounds__(Policy::job_threads)
   run_group group{0, 0, 0};
   group_decision decision{group_plan::in_order, 0, 0};
   std::uint8_t location = in_output;
+  bool out_of_order = false;
   if (entry < tiles) {
     const merge_segment segment = list.segment_of_block(entry / tiling::merge_tiles_per_block);
     out_begin = tiling::tile_begin(segment, entry);
     out_end = tiling::tile_end(segment, entry);
     location = locations[entry];
+    if (pass == 0 && out_begin < out_end && out_end < segment.end) {
+      const located_keys<Key, tiling> key_at{keys_out, keys_temp, locations, segment};
+      out_of_order = comp(key_at(out_end), key_at(out_end - 1));
+    }
     if (out_begin < segment.end && run < segment.end - segment.begin) {
       group = run_group_of(segment, out_begin, run);
       if (group.a_end < group.end) {
@@ -371,6 +383,8 @@ __global__ void __launch_bounds__(Policy::job_threads)
       }
     }
   }
+  if (pass == 0 && __any_sync(0xffffffffu, out_of_order) && lane_id() == 0)
+    atomicAdd(&control->out_of_order_boundaries, 1u);
   partitions[threadIdx.x] = p_begin;
   __syncthreads();
 
