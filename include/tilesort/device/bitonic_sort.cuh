@@ -73,13 +73,15 @@ namespace detail {
 //   * n <= 1024, 4096, 8192: one block of 128 x 8, 256 x 16 or 512 x 16
 //     keys (more threads holding keys: 2-3x less latency than the big tile).
 //     On sm_90, n > 1024 up to 16 blocks of 128 x 8 (n <= 16384) or of
-//     256 x 16 (n <= 65536 for u32 keys), one cluster. Events per call on the
-//     H100 (2026-11-23, u32, against the single-block or multi-pass path and
-//     our merge sort): 2^11 9.8 us (11.7, merge 17.5), 2^14 19.5 (29.7, 22.0),
-//     2^15 26 (54, 29), 2^16 35 (49, 38). Tried: 8-block clusters of 2^13
-//     (2^16: 40 us), 1024-thread blocks (slower at every size), and at n <= 1024
-//     2-4 block clusters and 32 x 32, 64 x 16, 256 x 4 blocks (none faster
-//     than 128 x 8). Clusters for the passes of large n (tile passes over
+//     256 x 16 (n <= 65536 for u32 keys), one cluster. GPU time per call on
+//     the H100 (2026-11-23, u32, the benchmark's method: input restored, a
+//     spin kernel hiding the host), cluster / our merge sort: 2^14 17.8 /
+//     20.5 us, 2^15 29.3 / 27.9, 40000 43.1 / 36.0, 2^16 40.7 / 35.4 (the
+//     single-block or multi-pass path took 29.7 us at 2^14 and 49-54 us at
+//     2^15-2^16). Tried: 8-block clusters of 8192-key tiles (2^16 about as
+//     slow), 1024-thread blocks (slower at every size), and at n <= 1024 2-4
+//     block clusters and 32 x 32, 64 x 16, 256 x 4 blocks (none faster than
+//     128 x 8). Clusters for the passes of large n (tile passes over
 //     2^(G+c) keys, c = 1..3, cutting 2^24 from 22 to 19..15 launches) were
 //     slower: 2^24 1296 us without, 1477 / 1680 / 1875 us with c = 1 / 2 / 3,
 //     the stages across blocks reading each block's 64 KB through
