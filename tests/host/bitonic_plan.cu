@@ -8,7 +8,10 @@
 //  * register layouts are bijections and pair the right keys;
 //  * the whole device algorithm, run on the host: the same sort_tile /
 //    merge_tile programs with an executor that loops over the threads of a
-//    block between barriers, for small and real tile shapes, against std::sort.
+//    block between barriers, for small and real tile shapes, against std::sort;
+//  * the cluster sort's steps (sort, cross_exchange, merge_registers) on
+//    2 .. 16 host blocks in the order device/bitonic_sort.cuh's cluster kernel
+//    runs them, its cluster barriers between the blocks' loops.
 #include <tilesort/block/block_bitonic_sort.cuh>
 #include <tilesort/detail/bitonic_plan.cuh>
 #include <tilesort/device/bitonic_sort.cuh>
@@ -444,6 +447,113 @@ TEST(BitonicEngineOnHost, RealTileShapes) {
     // 2^20 + 1 keys: merges 15..21 run global passes of 1..7 stages (two register rounds from 6 on).
     check_host_sort<u32_keys::tile, u32_keys::strided_tile, std::uint32_t>((1 << 20) + 1, distribution::random, seed, tilesort::less{});
   }
+}
+
+// ---------------------------------------------------------------- clusters on the host
+// bitonic_cluster_sort_kernel's sequence with `blocks` host blocks: every
+// cluster.sync() there is the end of a loop over the blocks here.
+template <typename Tile, typename Key, typename Compare>
+void check_host_cluster_sort(std::size_t n, int blocks, tilesort_test::distribution d, std::uint64_t seed,
+                             Compare comp) {
+  SCOPED_TRACE("cluster n=" + std::to_string(n) + " blocks=" + std::to_string(blocks) + " " +
+               tilesort_test::name(d) + " seed=" + std::to_string(seed));
+  using Value = typename Tile::value_type;
+  constexpr int tile = Tile::tile_items;
+  ASSERT_LE(n, std::size_t(blocks) * tile);
+  const std::vector<Key> keys = tilesort_test::make_keys<Key>(n, d, seed, comp);
+  std::vector<Value> values(n);
+  if constexpr (Tile::has_values)
+    for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<Value>(i);
+  std::vector<Key> out(n);
+  std::vector<Value> values_out(n);
+  std::vector<std::vector<typename Tile::registers>> registers(blocks,
+                                                               std::vector<typename Tile::registers>(Tile::threads));
+  std::vector<std::unique_ptr<typename Tile::temp_storage>> local(blocks), published(2 * blocks);
+  for (auto& p : local) p = std::make_unique<typename Tile::temp_storage>();
+  for (auto& p : published) p = std::make_unique<typename Tile::temp_storage>();
+  auto valid_of = [&](int b) {
+    const std::int64_t left = std::int64_t(n) - std::int64_t(b) * tile;
+    return static_cast<int>(left <= 0 ? 0 : left < tile ? left : tile);
+  };
+  // Load, and the cluster's largest key into every block's padding.
+  for (int b = 0; b < blocks; ++b) {
+    const host_threads<typename Tile::registers> ex{&registers[b]};
+    if (valid_of(b) == 0) continue;
+    ex.each(typename Tile::load_striped{keys.data() + std::size_t(b) * tile,
+                                        Tile::has_values ? values.data() + std::size_t(b) * tile : nullptr,
+                                        local[b].get(), valid_of(b)});
+    ex.each(typename Tile::template load_shared<0, 0>{local[b].get()});
+    Tile::template max_to_slot0<0, 0>(ex, *local[b], valid_of(b), comp);
+  }
+  Key largest = local[0]->keys[0];
+  for (int b = 1; b < blocks; ++b)
+    if (valid_of(b) > 0 && comp(largest, local[b]->keys[0])) largest = local[b]->keys[0];
+  for (int b = 0; b < blocks; ++b) {
+    const host_threads<typename Tile::registers> ex{&registers[b]};
+    local[b]->keys[0] = largest;
+    ex.each(typename Tile::template fill_padding<0, 0>{local[b].get(), valid_of(b)});
+    Tile::sort(ex, *local[b], valid_of(b), Tile::tile_log, comp);
+  }
+  int stage = 0;
+  for (int m = Tile::tile_log + 1; m <= Tile::tile_log + log2_floor(blocks); ++m) {
+    for (int b = 0; b < blocks; ++b)
+      Tile::template exchange<0, 0, Tile::striped_window, 0>(host_threads<typename Tile::registers>{&registers[b]},
+                                                              *local[b]);
+    for (int p = m - 1; p >= Tile::tile_log; --p, ++stage) {
+      for (int b = 0; b < blocks; ++b)
+        host_threads<typename Tile::registers>{&registers[b]}.each(
+            typename Tile::template store_shared<Tile::striped_window, 0>{published[2 * b + (stage & 1)].get()});
+      for (int b = 0; b < blocks; ++b) {
+        const bool flip = p == m - 1;
+        const int partner = flip ? b ^ ((1 << (m - Tile::tile_log)) - 1) : b ^ (1 << (p - Tile::tile_log));
+        host_threads<typename Tile::registers>{&registers[b]}.each(typename Tile::template cross_exchange<Compare>{
+            published[2 * partner + (stage & 1)].get(), flip, b < partner, comp});
+      }
+    }
+    for (int b = 0; b < blocks; ++b)
+      Tile::merge_registers(host_threads<typename Tile::registers>{&registers[b]}, *local[b], valid_of(b), comp);
+  }
+  for (int b = 0; b < blocks; ++b) {
+    if (valid_of(b) == 0) continue;
+    const host_threads<typename Tile::registers> ex{&registers[b]};
+    ex.each(typename Tile::template store_shared<0, 0>{local[b].get()});
+    ex.each(typename Tile::store_striped{out.data() + std::size_t(b) * tile,
+                                         Tile::has_values ? values_out.data() + std::size_t(b) * tile : nullptr,
+                                         local[b].get(), valid_of(b)});
+  }
+  if constexpr (Tile::has_values) {
+    tilesort_test::expect_sorted_pairs(keys, values, out, values_out, comp);
+  } else {
+    std::vector<Key> ref = keys;
+    std::sort(ref.begin(), ref.end(), comp);
+    for (std::size_t i = 0; i < n; ++i)
+      ASSERT_TRUE(!comp(ref[i], out[i]) && !comp(out[i], ref[i])) << "rank " << i << " differs from std::sort";
+    tilesort_test::expect_sorted_permutation(keys, out, comp);
+  }
+}
+
+TEST(BitonicEngineOnHost, ClusterSort) {
+  const auto seed = fresh_seed();
+  using keys_32x4 = bitonic_tile<std::uint32_t, no_value, 32, 4>;
+  using pairs_32x8 = bitonic_tile<std::uint32_t, std::uint32_t, 32, 8>;
+  using floats_64x4 = bitonic_tile<float, no_value, 64, 4>;
+  for (int blocks : {2, 4, 8, 16}) {
+    for (std::size_t n : {std::size_t(blocks) * 128, std::size_t(blocks) * 128 - 1, std::size_t(blocks) * 64 + 3,
+                          std::size_t(blocks) * 128 - 200, std::size_t(129)}) {
+      if (n <= 128 * std::size_t(blocks) / 2 && blocks > 2) continue;  // the dispatch picks the smallest cluster
+      check_host_cluster_sort<keys_32x4, std::uint32_t>(n, blocks, distribution::random, seed + n, tilesort::less{});
+      check_host_cluster_sort<keys_32x4, std::uint32_t>(n, blocks, distribution::few_distinct, seed + n,
+                                                        tilesort::greater{});
+    }
+    check_host_cluster_sort<pairs_32x8, std::uint32_t>(std::size_t(blocks) * 256 - 5, blocks, distribution::few_distinct,
+                                                       seed, tilesort::less{});
+    check_host_cluster_sort<floats_64x4, float>(std::size_t(blocks) * 256 - 17, blocks, distribution::nan_and_zero, seed,
+                                                tilesort::less{});
+  }
+  // The shapes the device dispatch uses for u32 keys: 16 x 1024 and 16 x 4096.
+  using u32_policy = bitonic_sort_policy_for<std::uint32_t, no_value>::type;
+  check_host_cluster_sort<u32_policy::tile_1k, std::uint32_t>(16000, 16, distribution::random, seed, tilesort::less{});
+  check_host_cluster_sort<u32_policy::tile_4k, std::uint32_t>(40000, 16, distribution::random, seed, tilesort::less{});
 }
 
 }  // namespace
