@@ -75,8 +75,10 @@ cudaError_t launch_kernel(void (*kernel)(Params...), unsigned grid, unsigned thr
 }
 
 // kernel<<<grid, threads, shared, stream>>>(args...) in thread block clusters
-// of cluster_blocks blocks (sm_90; at most 8, the portable cluster size;
-// grid a multiple of it), as a dependent of the previous kernel when `dependent`.
+// of cluster_blocks blocks (sm_90; grid a multiple of it; more than 8, the
+// portable cluster size, only once the caller has set the kernel's
+// cudaFuncAttributeNonPortableClusterSizeAllowed), as a dependent of the
+// previous kernel when `dependent`.
 template <typename... Params, typename... Args>
 cudaError_t launch_cluster_kernel(void (*kernel)(Params...), unsigned grid, unsigned cluster_blocks,
                                   unsigned threads, std::size_t shared, cudaStream_t stream, bool dependent,

@@ -431,6 +431,8 @@ cudaError_t bitonic_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const 
   }
   TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values, n));
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, min_temp_bytes));
+  // The cluster launch is chosen here, not in bitonic_sort_run, so that the
+  // tests' small policies still reach the multi-pass path at small n.
   if (n > Policy::tile_1k::tile_items && n <= Policy::cluster_blocks * std::int64_t(Policy::tile_4k::tile_items)) {
     bool launched = false;
     if (n <= Policy::cluster_blocks * std::int64_t(Policy::tile_1k::tile_items)) {
