@@ -50,12 +50,24 @@ std::vector<std::pair<int, int>> scheduled_stages(const bitonic_plan& plan) {
         EXPECT_GE(pass.stages, 1);
         EXPECT_LE(pass.stages, plan.global_span());
         EXPECT_EQ(pass.flip, pass.top_bit == pass.merge_log - 1);
-        EXPECT_GE(pass.top_bit - pass.stages + 1, plan.tile_log) << "global passes run bits >= G only";
+        EXPECT_GE(pass.top_bit, plan.tile_log) << "bits a tile pass could run";
+        EXPECT_GE(pass.top_bit - pass.stages + 1, plan.run_log) << "stage bits above the run";
         for (int s = 0; s < pass.stages; ++s) stages.push_back({pass.merge_log, pass.top_bit - s});
         break;
       case bitonic_pass_kind::merge_tiles:
-        EXPECT_EQ(plan.tile_log, pass.stages);
-        for (int p = plan.tile_log - 1; p >= 0; --p) stages.push_back({pass.merge_log, p});
+        EXPECT_LT(pass.top_bit, plan.tile_log);
+        EXPECT_EQ(pass.top_bit + 1, pass.stages);
+        for (int p = pass.top_bit; p >= 0; --p) stages.push_back({pass.merge_log, p});
+        break;
+      case bitonic_pass_kind::merge_fused:
+        EXPECT_NE(0u, (plan.fused_runs >> pass.run) & 1u);
+        EXPECT_GT(pass.run, plan.run_log);
+        EXPECT_LT(pass.run, plan.tile_log);
+        EXPECT_TRUE(pass.flip);
+        EXPECT_EQ(pass.merge_log - 1, pass.top_bit);
+        EXPECT_EQ(plan.tile_log - pass.run, pass.stages) << "the head fills the group";
+        for (int p = pass.run - 1; p >= 0; --p) stages.push_back({pass.merge_log - 1, p});
+        for (int s = 0; s < pass.stages; ++s) stages.push_back({pass.merge_log, pass.top_bit - s});
         break;
     }
   }
@@ -101,16 +113,22 @@ TEST(BitonicPlan, NetworkStageEnumeration) {
 TEST(BitonicPlan, EveryStageOnceInOrder) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
-  for (int G : {7, 8, 10, 12, 13, 14}) {
-    for (int L : {3, 4, 5}) {
-    for (std::int64_t n : schedule_sizes(seed)) {
-      const bitonic_plan plan = bitonic_plan::make(n, G, L);
-      SCOPED_TRACE("G=" + std::to_string(G) + " L=" + std::to_string(L) + " n=" + std::to_string(n));
-      ASSERT_EQ(closed_form_passes(n, G, G - L), plan.pass_count());
-      if (n <= 1) continue;
-      ASSERT_EQ(network_stages(plan.padded_log), scheduled_stages(plan));
-      if (n <= (std::int64_t(1) << G)) EXPECT_EQ(1, plan.pass_count()) << "one launch up to the tile";
-    }
+  // No fused runs (the closed form of the plan without them), the policies'
+  // runs, and every run.
+  for (unsigned runs : {0u, bitonic_fused_runs, ~0u}) {
+    for (int G : {7, 8, 10, 12, 13, 14}) {
+      for (int L : {3, 4, 5}) {
+        for (std::int64_t n : schedule_sizes(seed)) {
+          const bitonic_plan plan = bitonic_plan::make(n, G, L, runs);
+          SCOPED_TRACE("G=" + std::to_string(G) + " L=" + std::to_string(L) + " n=" + std::to_string(n) +
+                       " runs=" + std::to_string(runs));
+          if (runs == 0) ASSERT_EQ(closed_form_passes(n, G, G - L), plan.pass_count());
+          if (runs != 0) ASSERT_LE(plan.pass_count(), closed_form_passes(n, G, G - L));
+          if (n <= 1) continue;
+          ASSERT_EQ(network_stages(plan.padded_log), scheduled_stages(plan));
+          if (n <= (std::int64_t(1) << G)) EXPECT_EQ(1, plan.pass_count()) << "one launch up to the tile";
+        }
+      }
     }
   }
 }
@@ -121,14 +139,16 @@ TEST(BitonicPlan, DocumentedPassCounts) {
   ASSERT_EQ(14, u32_policy::tile::tile_log);
   ASSERT_EQ(5, u32_policy::run_log);
   ASSERT_EQ(4, (bitonic_sort_policy_for<std::uint64_t, no_value>::type::run_log));
-  const int expected[] = {1, 1, 1, 1, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 22, 25, 28, 31, 34};
-  for (int k = 10; k <= 28; ++k)
-    EXPECT_EQ(expected[k - 10], bitonic_plan::make(std::int64_t(1) << k, 14, 5).pass_count()) << k;
-  // 2^k + 1 costs one merge more than 2^k, never a whole second array.
-  for (int k = 15; k <= 30; ++k) {
-    const auto a = bitonic_plan::make(std::int64_t(1) << k, 14, 5);
-    const auto b = bitonic_plan::make((std::int64_t(1) << k) + 1, 14, 5);
-    EXPECT_EQ(a.pass_count() + b.global_passes(k + 1) + 1, b.pass_count());
+  ASSERT_EQ(bitonic_fused_runs, u32_policy::fused_runs);
+  // Without fused passes: one global pass per 9 stage bits >= G and a tile pass per merge.
+  const int plain[] = {1, 1, 1, 1, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 22, 25, 28, 31, 34};
+  // With them (the device plan), 2^k and 2^k + 1 keys: one merge more, never a doubled array.
+  const int fused[] = {1, 1, 1, 1, 1, 3, 4, 5, 7, 8, 10, 12, 13, 15, 18, 20, 22, 25, 27, 30};
+  for (int k = 10; k <= 28; ++k) {
+    EXPECT_EQ(plain[k - 10], bitonic_plan::make(std::int64_t(1) << k, 14, 5).pass_count()) << k;
+    EXPECT_EQ(fused[k - 10], bitonic_plan::make(std::int64_t(1) << k, 14, 5, bitonic_fused_runs).pass_count()) << k;
+    EXPECT_EQ(fused[k - 9],
+              bitonic_plan::make((std::int64_t(1) << k) + 1, 14, 5, bitonic_fused_runs).pass_count()) << k;
   }
 }
 
@@ -136,9 +156,10 @@ TEST(BitonicPlan, DocumentedPassCounts) {
 // Check every block of every pass of n: valid count, monotone map, the blocks
 // partition [0, n), and each stage of the pass pairs keys of the same block at
 // the local bit the engine uses.
-void check_maps(std::int64_t n, int G, int L = 5) {
-  SCOPED_TRACE("G=" + std::to_string(G) + " L=" + std::to_string(L) + " n=" + std::to_string(n));
-  const bitonic_plan plan = bitonic_plan::make(n, G, L);
+void check_maps(std::int64_t n, int G, int L = 5, unsigned runs = 0) {
+  SCOPED_TRACE("G=" + std::to_string(G) + " L=" + std::to_string(L) + " n=" + std::to_string(n) +
+               " runs=" + std::to_string(runs));
+  const bitonic_plan plan = bitonic_plan::make(n, G, L, runs);
   const int tile = 1 << G;
   for (int i = 0; i < plan.pass_count(); ++i) {
     const bitonic_pass pass = plan.pass(i);
@@ -146,7 +167,8 @@ void check_maps(std::int64_t n, int G, int L = 5) {
     std::vector<char> seen(n, 0);
     const std::int64_t blocks = plan.blocks(pass);
     const std::int64_t all_blocks = std::int64_t(1) << (plan.padded_log > G ? plan.padded_log - G : 0);
-    ASSERT_LE(blocks, pass.kind == bitonic_pass_kind::merge_global ? all_blocks : plan.tiles());
+    const bool strided = pass.kind == bitonic_pass_kind::merge_global || pass.kind == bitonic_pass_kind::merge_fused;
+    ASSERT_LE(blocks, strided ? all_blocks : plan.tiles());
     for (std::int64_t b = 0; b < blocks; ++b) {
       const bitonic_block_map map = plan.block_map(pass, b);
       ASSERT_GE(map.valid, 1) << "block " << b << " has no key";
@@ -161,14 +183,21 @@ void check_maps(std::int64_t n, int G, int L = 5) {
         }
       }
       ASSERT_EQ(count, map.valid);
-      if (pass.kind != bitonic_pass_kind::merge_global) continue;
+      if (!strided) continue;
+      const int run = plan.run_bits(pass);
+      ASSERT_EQ(run, map.run_log);
+      if (pass.kind == bitonic_pass_kind::merge_fused) {
+        // The tail: bits run-1 .. 0 of the previous merge, the same local bits.
+        for (int p = run - 1; p >= 0; --p)
+          for (int e = 0; e < tile; ++e) ASSERT_EQ(map.index(e) ^ (std::int64_t(1) << p), map.index(e ^ (1 << p)));
+      }
       for (int s = 0; s < pass.stages; ++s) {
         const int p = pass.top_bit - s;
         for (int e = 0; e < tile; ++e) {
           if (pass.flip && s == 0) {
             ASSERT_EQ(map.index(e) ^ ((std::int64_t(1) << pass.merge_log) - 1), map.index(e ^ (tile - 1)));
           } else {
-            const int local = plan.run_log + p - map.shift;
+            const int local = run + p - map.shift;
             ASSERT_EQ(G - 1 - s, local) << "stage " << s << " runs at the wrong local bit";
             ASSERT_EQ(map.index(e) ^ (std::int64_t(1) << p), map.index(e ^ (1 << local)));
           }
@@ -176,7 +205,7 @@ void check_maps(std::int64_t n, int G, int L = 5) {
       }
     }
     // Blocks past the launched ones hold no key (the map's order is the block order).
-    if (pass.kind == bitonic_pass_kind::merge_global && blocks < all_blocks)
+    if (strided && blocks < all_blocks)
       ASSERT_GE(plan.block_map(pass, blocks).base, n);
     for (std::int64_t j = 0; j < n; ++j) ASSERT_EQ(1, seen[j]) << "key " << j << " in no block";
   }
@@ -190,12 +219,18 @@ TEST(BitonicPlan, BlockMapsPartitionAndPair) {
   for (std::int64_t n : {100, 1025, 9999, 65537}) check_maps(n, 8, 4);
   check_maps((1 << 16) + 3, 10, 3);
   check_maps((1 << 18) + 1, 13, 4);
+  // Fused passes: every run, and the policies' runs with a real tile.
+  for (int G : {7, 8, 9})
+    for (std::int64_t n : {129, 257, 1000, 1025, 4097, 9999, 16385, 65537}) check_maps(n, G, 3, ~0u);
+  for (std::int64_t n : {(1 << 16) + 3, (1 << 17) - 5}) check_maps(n, 10, 4, ~0u);
+  check_maps((1 << 19) + 1, 12, 5, bitonic_fused_runs);
+  check_maps((1 << 21) + 7, 14, 5, bitonic_fused_runs);
 }
 
 TEST(BitonicPlan, BlockMapsOfLargeArrays) {
   // Spot checks past 2^31 keys: the first and last launched blocks.
   for (std::int64_t n : {(std::int64_t(1) << 33) + 12345, (std::int64_t(1) << 31) - 1, (std::int64_t(1) << 35) + 1}) {
-    const bitonic_plan plan = bitonic_plan::make(n, 14, 4);
+    const bitonic_plan plan = bitonic_plan::make(n, 14, 4, bitonic_fused_runs);
     for (int i = 0; i < plan.pass_count(); ++i) {
       const bitonic_pass pass = plan.pass(i);
       const std::int64_t blocks = plan.blocks(pass);
@@ -209,7 +244,8 @@ TEST(BitonicPlan, BlockMapsOfLargeArrays) {
           ASSERT_LT(map.index(map.valid - 1), n);
         }
       }
-      if (pass.kind == bitonic_pass_kind::merge_global && blocks < (std::int64_t(1) << (plan.padded_log - 14)))
+      const bool strided = pass.kind == bitonic_pass_kind::merge_global || pass.kind == bitonic_pass_kind::merge_fused;
+      if (strided && blocks < (std::int64_t(1) << (plan.padded_log - 14)))
         ASSERT_GE(plan.block_map(pass, blocks).index(0), n);
     }
   }
@@ -294,13 +330,20 @@ struct host_threads {
   }
 };
 
+// Every fused run a tile can take: max(L, R) < A < G.
+template <typename Tile>
+constexpr unsigned all_fused_runs() {
+  const int low = Tile::item_log > Tile::run_log ? Tile::item_log : Tile::run_log;
+  return ~((2u << low) - 1) & ((1u << Tile::tile_log) - 1);
+}
+
 // The device sort's passes, each block run by host_threads: Tile for
-// sort_tiles and merge_tiles, Strided (the same tile, another block shape)
-// for merge_global, as device/bitonic_sort.cuh does. `out` gets `slack`
-// poisoned keys past n that must stay untouched.
+// sort_tiles, merge_tiles and merge_fused, Strided (the same tile, another
+// block shape) for merge_global, as device/bitonic_sort.cuh does. `out` gets
+// `slack` poisoned keys past n that must stay untouched.
 template <typename Tile, typename Strided, typename Key, typename Value, typename Compare>
 void host_bitonic_sort(const std::vector<Key>& in, std::vector<Key>& out, const std::vector<Value>& values_in,
-                       std::vector<Value>& values_out, Compare comp) {
+                       std::vector<Value>& values_out, Compare comp, unsigned runs) {
   static_assert(Tile::tile_log == Strided::tile_log);
   const std::int64_t n = static_cast<std::int64_t>(in.size());
   constexpr std::size_t slack = 64;
@@ -315,7 +358,8 @@ void host_bitonic_sort(const std::vector<Key>& in, std::vector<Key>& out, const 
   auto storage = std::make_unique<typename Tile::temp_storage>();
   auto strided_storage = std::make_unique<typename Strided::temp_storage>();
   static_assert(Tile::run_log == Strided::run_log);
-  const bitonic_plan plan = bitonic_plan::make(n, Tile::tile_log, Tile::run_log);
+  ASSERT_EQ(0u, runs & ~all_fused_runs<Tile>());
+  const bitonic_plan plan = bitonic_plan::make(n, Tile::tile_log, Tile::run_log, runs);
   if (n == 1) {
     out[0] = in[0];
     values_out = values_in;
@@ -340,6 +384,20 @@ void host_bitonic_sort(const std::vector<Key>& in, std::vector<Key>& out, const 
             Strided::template merge_tile<false, true>(strided_ex, *strided_storage, out.data(), vout, map, pass.stages, comp);
           }
           break;
+        case bitonic_pass_kind::merge_fused: {
+          bool ran = false;
+          static_for<1, Tile::tile_log - 1, 1>([&](auto a) {
+            constexpr int A = decltype(a)::value;
+            if constexpr (A > Tile::item_log) {
+              if (pass.run == A) {
+                Tile::template fused_tile<A>(ex, *storage, out.data(), vout, map, comp);
+                ran = true;
+              }
+            }
+          });
+          ASSERT_TRUE(ran) << "no fused program for runs of 2^" << pass.run;
+          break;
+        }
       }
     }
   }
@@ -349,10 +407,13 @@ void host_bitonic_sort(const std::vector<Key>& in, std::vector<Key>& out, const 
 }
 
 // Keys: equivalent per rank to std::sort and a permutation; pairs: pairs a permutation.
+// runs: the plan's fused runs (default: every run the tile can take).
 template <typename Tile, typename Strided, typename Key, typename Compare>
-void check_host_sort(std::size_t n, tilesort_test::distribution d, std::uint64_t seed, Compare comp) {
+void check_host_sort(std::size_t n, tilesort_test::distribution d, std::uint64_t seed, Compare comp,
+                     unsigned runs = all_fused_runs<Tile>()) {
   SCOPED_TRACE("n=" + std::to_string(n) + " " + tilesort_test::name(d) + " seed=" + std::to_string(seed) +
-               " tile=" + std::to_string(Tile::threads) + "x" + std::to_string(Tile::items));
+               " tile=" + std::to_string(Tile::threads) + "x" + std::to_string(Tile::items) +
+               " runs=" + std::to_string(runs));
   const std::vector<Key> keys = tilesort_test::make_keys<Key>(n, d, seed, comp);
   if constexpr (Tile::has_values) {
     using Value = typename Tile::value_type;
@@ -360,12 +421,12 @@ void check_host_sort(std::size_t n, tilesort_test::distribution d, std::uint64_t
     for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<Value>(i);
     std::vector<Key> out;
     std::vector<Value> values_out;
-    host_bitonic_sort<Tile, Strided>(keys, out, values, values_out, comp);
+    host_bitonic_sort<Tile, Strided>(keys, out, values, values_out, comp, runs);
     tilesort_test::expect_sorted_pairs(keys, values, out, values_out, comp);
   } else {
     std::vector<no_value> none, none_out;
     std::vector<Key> out;
-    host_bitonic_sort<Tile, Strided>(keys, out, none, none_out, comp);
+    host_bitonic_sort<Tile, Strided>(keys, out, none, none_out, comp, runs);
     tilesort_test::expect_sorted_permutation(keys, out, comp);
     std::vector<Key> ref = keys;
     std::sort(ref.begin(), ref.end(), comp);
@@ -399,6 +460,8 @@ TEST(BitonicEngineOnHost, SmallTilesManySizes) {
     check_host_sort<t64x16, t128x8, std::uint32_t>(n, distribution::random, seed + n, tilesort::less{});
     check_host_sort<t64x4_l4, t128x2_l4, std::uint32_t>(n, distribution::random, seed + n, tilesort::less{});
     check_host_sort<t64x16_l3, t128x8_l3, std::uint32_t>(n, distribution::nearly_sorted, seed + n, tilesort::less{});
+    // Without fused passes: chains of merge_global passes.
+    check_host_sort<t64x16, t128x8, std::uint32_t>(n, distribution::random, seed + n, tilesort::less{}, 0u);
   }
   for (std::size_t n = 1; n <= 600; n += 7) check_host_sort<t32x4, t32x4, std::uint32_t>(n, distribution::random, seed + n, tilesort::less{});
 }
@@ -431,8 +494,9 @@ TEST(BitonicEngineOnHost, RealTileShapes) {
   static_assert(std::is_same_v<u32_keys, bitonic_sort_policy_for<std::uint32_t, no_value>::type>);
   static_assert(std::is_same_v<u64_keys, bitonic_sort_policy_for<std::uint64_t, no_value>::type>);
   static_assert(std::is_same_v<u32_pairs, bitonic_sort_policy_for<std::uint32_t, std::uint32_t>::type>);
-  for (std::size_t n : {2, 1000, 16383, 16384, 16385, 50000})
-    check_host_sort<u32_keys::tile, u32_keys::strided_tile, std::uint32_t>(n, distribution::random, seed + n, tilesort::less{});
+  for (std::size_t n : {2, 1000, 16383, 16384, 16385, 50000, 70000})
+    check_host_sort<u32_keys::tile, u32_keys::strided_tile, std::uint32_t>(n, distribution::random, seed + n,
+                                                                           tilesort::less{}, u32_keys::fused_runs);
   // The single-block shapes for n <= 1024 and n <= 4096.
   for (std::size_t n : {2, 77, 1000, 1024})
     check_host_sort<u32_keys::tile_1k, u32_keys::tile_1k, std::uint32_t>(n, distribution::random, seed + n, tilesort::less{});
@@ -441,11 +505,15 @@ TEST(BitonicEngineOnHost, RealTileShapes) {
   for (std::size_t n : {4097, 8000, 8192})
     check_host_sort<u32_keys::tile_8k, u32_keys::tile_8k, std::uint32_t>(n, distribution::random, seed + n, tilesort::less{});
   for (std::size_t n : {8191, 8192, 8193, 30000})
-    check_host_sort<u64_keys::tile, u64_keys::strided_tile, std::uint64_t>(n, distribution::few_distinct, seed + n, tilesort::less{});
-  for (std::size_t n : {8192, 20000}) check_host_sort<u32_pairs::tile, u32_pairs::strided_tile, std::uint32_t>(n, distribution::random, seed + n, tilesort::less{});
+    check_host_sort<u64_keys::tile, u64_keys::strided_tile, std::uint64_t>(n, distribution::few_distinct, seed + n,
+                                                                           tilesort::less{}, u64_keys::fused_runs);
+  for (std::size_t n : {8192, 20000, 40000})
+    check_host_sort<u32_pairs::tile, u32_pairs::strided_tile, std::uint32_t>(n, distribution::random, seed + n,
+                                                                             tilesort::less{}, u32_pairs::fused_runs);
   if (!tilesort_test::small_run()) {
-    // 2^20 + 1 keys: merges 15..21 run global passes of 1..7 stages (two register rounds from 6 on).
-    check_host_sort<u32_keys::tile, u32_keys::strided_tile, std::uint32_t>((1 << 20) + 1, distribution::random, seed, tilesort::less{});
+    // 2^20 + 1 keys: merges 15..21 in global, fused and tile passes.
+    check_host_sort<u32_keys::tile, u32_keys::strided_tile, std::uint32_t>((1 << 20) + 1, distribution::random, seed,
+                                                                           tilesort::less{}, u32_keys::fused_runs);
   }
 }
 

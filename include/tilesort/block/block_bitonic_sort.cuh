@@ -437,23 +437,23 @@ struct bitonic_tile {
     }
   };
 
-  // Offset of local index part `e` under a block map (disjoint parts add);
-  // for tiles (Strided == false) the map is the identity.
-  template <bool Strided>
+  // Offset of local index part `e` under a block map whose runs are 2^Run
+  // keys (disjoint parts add); Run == 0: tiles, the identity.
+  template <int Run>
   TILESORT_HD static std::int64_t map_offset(const bitonic_block_map& map, int e) {
-    if constexpr (!Strided) {
+    if constexpr (Run == 0) {
       return e;
     } else {
       constexpr int half = tile_items / 2;
-      return (e & ((1 << run_log) - 1)) + (std::int64_t((e & (half - 1)) >> run_log) << map.shift) +
+      return (e & ((1 << Run) - 1)) + (std::int64_t((e & (half - 1)) >> Run) << map.shift) +
              ((e & half) ? map.upper : 0);
     }
   }
 
   // Registers <-> the block's keys in global memory, straight from a layout
   // whose window is at or above the run: each warp-wide access covers whole
-  // runs of 2^RunLog consecutive keys (tiles: 32 consecutive keys).
-  template <bool Strided, bool Store, int Window, int Reflect>
+  // runs of 2^Run consecutive keys (Run == 0, tiles: 32 consecutive keys).
+  template <int Run, bool Store, int Window, int Reflect>
   struct move_global {
     Key* keys;
     Value* values;
@@ -463,12 +463,12 @@ struct bitonic_tile {
     template <bool Mirrored>
     TILESORT_HD void move(registers& r, const bitonic_block_map& m, int thread_part) const {
       using L = layout_of<Window, Reflect>;
-      const std::int64_t base = m.base + map_offset<Strided>(m, thread_part);
+      const std::int64_t base = m.base + map_offset<Run>(m, thread_part);
 #pragma unroll
       for (int k = 0; k < Items; ++k) {
         if (L::mirrored(k) != Mirrored) continue;
         if (thread_part + L::part(k) >= m.valid) continue;
-        const std::int64_t at = base + map_offset<Strided>(m, L::part(k));
+        const std::int64_t at = base + map_offset<Run>(m, L::part(k));
         if constexpr (Store) {
           keys[at] = r.keys[k];
           if constexpr (has_values) values[at] = r.values[k];
@@ -657,7 +657,7 @@ struct bitonic_tile {
       if constexpr (first) {
         static_assert(!Resident || (window == striped_window && reflect == 0), "resident keys are striped");
         if constexpr (!Resident) {
-          ex.each(move_global<Strided, false, window, reflect>{keys, values, map});
+          ex.each(move_global<Strided ? run_log : 0, false, window, reflect>{keys, values, map});
           if (map.valid < tile_items) pad_with_max<window, reflect>(ex, storage, map.valid, comp);
         }
       } else {
@@ -666,7 +666,7 @@ struct bitonic_tile {
       ex.each(run_stages<window, reflect, Top, low, Compare>{stop, map.valid, comp});
       if constexpr (Strided) {
         if (last || low <= stop) {
-          ex.each(move_global<Strided, true, window, reflect>{keys, values, map});
+          ex.each(move_global<Strided ? run_log : 0, true, window, reflect>{keys, values, map});
           done = true;
         }
       }
@@ -706,6 +706,67 @@ struct bitonic_tile {
     constexpr int last_reflect = Flip && last_top == tile_log - 1 ? tile_log : 0;
     exchange<last_window, last_reflect, 0, 0>(ex, storage);
     ex.each(run_stages<0, 0, item_log - 1, 0, Compare>{0, valid, comp});
+  }
+
+  // ---------------------------------------------------------------- fused passes
+  // A merge_fused block (detail/bitonic_plan.cuh): local bits [0, A) are a run
+  // of 2^A consecutive keys, bits [A, G) a group whose top bit is the next
+  // merge's flip. It runs the tail of merge m - its stage bits A-1 .. 0, a
+  // tile merge's last A bits inside each run - then the head of merge m+1 -
+  // its flip at local bit G-1 and bits G-2 .. A across the runs - between one
+  // load and one store.
+  //
+  // One register round of a chain over stage bits Top0 .. Floor in chunks of
+  // R: round `Top` runs bits Top .. low(Top), the first (Top0) a merge's flip
+  // when Flip. The first round's keys come from global memory when Load
+  // (padded with the block's largest key), else from layout (FromWindow,
+  // FromReflect) through shared memory.
+  template <int Top0, int Floor, bool Flip, int Run, bool Load, int FromWindow, int FromReflect, typename Exec,
+            typename Compare>
+  struct fused_round {
+    const Exec& ex;
+    temp_storage& storage;
+    Key* keys;
+    Value* values;
+    const bitonic_block_map& map;
+    Compare comp;
+    TILESORT_HD static constexpr int low_of(int top) { return top - item_log + 1 > Floor ? top - item_log + 1 : Floor; }
+    TILESORT_HD static constexpr int reflect_of(int top) { return Flip && top == Top0 ? Top0 + 1 : 0; }
+#pragma nv_exec_check_disable
+    template <int Top>
+    TILESORT_HD void operator()(int_constant<Top>) const {
+      constexpr int window = window_of(low_of(Top));
+      constexpr int reflect = reflect_of(Top);
+      if constexpr (Top != Top0) {
+        exchange<window_of(low_of(Top + item_log)), reflect_of(Top + item_log), window, reflect>(ex, storage);
+      } else if constexpr (Load) {
+        ex.each(move_global<Run, false, window, reflect>{keys, values, map});
+        if (map.valid < tile_items) pad_with_max<window, reflect>(ex, storage, map.valid, comp);
+      } else {
+        exchange<FromWindow, FromReflect, window, reflect>(ex, storage);
+      }
+      ex.each(run_stages<window, reflect, Top, low_of(Top), Compare>{0, map.valid, comp});
+    }
+  };
+
+#pragma nv_exec_check_disable
+  template <int A, typename Exec, typename Compare>
+  TILESORT_HD static void fused_tile(const Exec& ex, temp_storage& storage, Key* keys, Value* values,
+                                     const bitonic_block_map& map, Compare comp) {
+    static_assert(A > item_log && A < tile_log, "a tail of at least one register round, a head of one stage");
+    // Tail: bits A-1 .. R in rounds, then R-1 .. 0 in the blocked layout.
+    constexpr int tail_last = item_log + (A - 1 - item_log) % item_log;
+    static_for<A - 1, item_log, -item_log>(
+        fused_round<A - 1, item_log, false, A, true, 0, 0, Exec, Compare>{ex, storage, keys, values, map, comp});
+    exchange<window_of(item_log), 0, 0, 0>(ex, storage);
+    static_assert(fused_round<A - 1, item_log, false, A, true, 0, 0, Exec, Compare>::low_of(tail_last) == item_log);
+    ex.each(run_stages<0, 0, item_log - 1, 0, Compare>{0, map.valid, comp});
+    // Head: the flip at G-1, then down to A, from the blocked layout; stored
+    // straight from the last round's registers.
+    using head = fused_round<tile_log - 1, A, true, A, false, 0, 0, Exec, Compare>;
+    static_for<tile_log - 1, A, -item_log>(head{ex, storage, keys, values, map, comp});
+    constexpr int head_last = A + (tile_log - 1 - A) % item_log;
+    ex.each(move_global<A, true, window_of(head::low_of(head_last)), head::reflect_of(head_last)>{keys, values, map});
   }
 
   // ---------------------------------------------------------------- clusters

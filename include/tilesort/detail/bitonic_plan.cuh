@@ -13,19 +13,29 @@
 // no padding in memory, no work on the padding. "Stage (m, p)" is the stage of
 // merge m with stride bit p; p = m-1 is the flip.
 //
-// The passes (global-memory round trips) for n keys and tiles of 2^G keys:
+// The passes (global-memory round trips) for n keys and tiles of 2^G keys.
+// A pass's block holds 2^G keys whose indices vary in a set of G bits: a run
+// of 2^A consecutive keys (bits [0, A), A >= L for coalescing) and a group of
+// G - A higher bits; it can run any sequence of consecutive stages whose bits
+// lie in that set. The plan walks the network's stages greedily:
 //   1. sort_tiles: each tile runs merges 1..min(K, G) on chip.
-//   2. for every merge m = G+1 .. K:
-//      - ceil((m-G)/H) merge_global passes run stages (m, m-1) .. (m, G), at
-//        most H = G - L of them per pass. A block gathers 2^G keys: runs of
-//        2^L consecutive keys (coalesced; L = 5, or 4 for 8-byte keys) at
-//        the 2^H distances those stages pair up. The first pass of a merge
-//        also pairs the two mirror-image halves the flip compares.
-//      - one merge_tiles pass runs stages (m, G-1) .. (m, 0), tile by tile.
-//   Launches: 1 for n <= 2^G, else 1 + sum_{m=G+1}^{K} (ceil((m-G)/H) + 1);
-//   bitonic_plan::pass_count() computes it. With G = 14, L = 5, H = 9 (u32
-//   keys): 2^16: 5, 2^20: 13, 2^24: 22, 2^28: 34. Blocks whose keys all lie at or
-//   past n are not launched, so n = 2^k + 1 costs one more merge, not a
+//   2. then, from the next stage (m, b) to run, the first that applies:
+//      - merge_fused, when b + 1 = A is one of the policy's fused runs
+//        (L < A < G) and merge m+1 exists: the tail of merge m (bits A-1 .. 0,
+//        inside each run of 2^A keys) and the head of merge m+1 (its flip at
+//        bit m and bits m-1 .. m-G+A+1, across the runs; group [m-G+A+1, m]
+//        above the run) in one round trip. The mirror-image halves the flip
+//        pairs are the block's two halves, as for merge_global's first pass.
+//      - merge_tiles, when b < G: stages (m, b) .. (m, 0), tile by tile (the
+//        kernel runs bits G-1 .. b+1 too: after the stages above b they pair
+//        keys already in order and move nothing);
+//      - merge_global: stages (m, b) .. (m, b-h+1) for runs of 2^L keys, at
+//        most H = G - L of them (h = H when a fused pass can follow, else
+//        down to bit G).
+//   Launches: 1 for n <= 2^G, else bitonic_plan::pass_count(). With G = 14,
+//   L = 5 and fused runs {6, 8, 11} (u32 keys): 2^16: 4, 2^20: 10, 2^24: 18,
+//   2^28: 27 (without fused passes: 5, 13, 22, 34). Blocks whose keys all lie
+//   at or past n are not launched, so n = 2^k + 1 costs one more merge, not a
 //   doubled array.
 //
 // Inside a block (see block/block_bitonic_sort.cuh) each thread holds 2^R
@@ -44,6 +54,13 @@ namespace tilesort::detail {
 
 // The default run of a merge_global pass: 2^5 consecutive keys, a warp's worth.
 inline constexpr int bitonic_run_log = 5;
+
+// The runs of merge_fused passes (bit A set: runs of 2^A keys) that the
+// device policies offer; with them the greedy plan takes as few passes as
+// any set of runs would for G = 13..14, L = 4..5 and n up to 2^30 (checked
+// by dynamic programming over all plans when they were chosen). Each is one
+// more kernel per key type.
+inline constexpr unsigned bitonic_fused_runs = (1u << 6) | (1u << 8) | (1u << 11);
 
 TILESORT_HD constexpr int ceil_log2(std::int64_t x) { return x <= 1 ? 0 : log2_floor(x - 1) + 1; }
 TILESORT_HD constexpr int min_int(int a, int b) { return a < b ? a : b; }
@@ -127,14 +144,17 @@ TILESORT_HD constexpr int bitonic_padded(int index, int row_log) { return index 
 TILESORT_HD constexpr int bitonic_padded_size(int items, int row_log) { return items + (items >> row_log); }
 
 // ------------------------------------------------------------------ passes
-enum class bitonic_pass_kind : int { sort_tiles, merge_global, merge_tiles };
+enum class bitonic_pass_kind : int { sort_tiles, merge_global, merge_tiles, merge_fused };
 
+// merge_fused: merge_log, top_bit, stages and flip describe the head (merge
+// m+1 from its flip); the tail is merge m's bits run - 1 .. 0.
 struct bitonic_pass {
   bitonic_pass_kind kind;
   int merge_log;  // m. sort_tiles: the last merge it runs, min(K, G)
   int top_bit;    // the first stage's bit
   int stages;     // stage bits top_bit, top_bit - 1, ... (sort_tiles: all stages of merges 1..merge_log)
   bool flip;      // the first stage is merge m's flip
+  int run;        // merge_fused: A, the tail's bits (runs of 2^A keys); else 0
 };
 
 // Which keys block b of a pass holds: local index e in [0, 2^G) is global key
@@ -177,12 +197,14 @@ TILESORT_HD constexpr std::int64_t bitonic_count_blocks(std::int64_t limit, int 
 
 struct bitonic_plan {
   std::int64_t n;
-  int tile_log;    // G: a block holds 2^G keys
-  int run_log;     // L: merge_global passes read runs of 2^L consecutive keys
-  int padded_log;  // K = ceil(log2 n)
+  int tile_log;        // G: a block holds 2^G keys
+  int run_log;         // L: merge_global passes read runs of 2^L consecutive keys
+  int padded_log;      // K = ceil(log2 n)
+  unsigned fused_runs;  // bit A set: merge_fused passes with runs of 2^A keys may run (L < A < G)
 
-  TILESORT_HD static constexpr bitonic_plan make(std::int64_t n, int tile_log, int run_log = bitonic_run_log) {
-    return {n, tile_log, run_log, ceil_log2(n)};
+  TILESORT_HD static constexpr bitonic_plan make(std::int64_t n, int tile_log, int run_log = bitonic_run_log,
+                                                 unsigned fused_runs = 0) {
+    return {n, tile_log, run_log, ceil_log2(n), fused_runs};
   }
 
   // H: stages one merge_global pass can run (its keys span H index bits above the run).
@@ -190,44 +212,74 @@ struct bitonic_plan {
   TILESORT_HD constexpr std::int64_t tile_items() const { return std::int64_t(1) << tile_log; }
   TILESORT_HD constexpr std::int64_t tiles() const { return ceil_div(n, tile_items()); }
 
-  // merge_global passes of merge m.
-  TILESORT_HD constexpr int global_passes(int m) const {
-    return m <= tile_log ? 0 : (m - tile_log + global_span() - 1) / global_span();
+  // The run A of a merge_fused pass that starts at stage (m, b), or 0 when none can.
+  TILESORT_HD constexpr int fused_run(int m, int b) const {
+    // (The head's group [m-G+A+1, m] then lies above the run: m > G.)
+    const int a = b + 1;
+    return a > run_log && a < tile_log && a < 32 && ((fused_runs >> a) & 1u) != 0 && m < padded_log ? a : 0;
+  }
+
+  // The passes in order: f(index, pass) for each; returns their count (0 for n <= 1).
+  template <typename F>
+  TILESORT_HD constexpr int walk(F&& f) const {
+    if (n <= 1) return 0;
+    const int first = min_int(padded_log, tile_log);
+    int count = 0;
+    if (f(count++, bitonic_pass{bitonic_pass_kind::sort_tiles, first, first - 1, bitonic_stage_count(first), true, 0}))
+      return count;
+    int m = tile_log + 1, b = tile_log;  // the next stage to run is (m, b)
+    while (m <= padded_log) {
+      bitonic_pass pass{};
+      if (const int a = fused_run(m, b)) {
+        pass = {bitonic_pass_kind::merge_fused, m + 1, m, tile_log - a, true, a};
+        b = m - tile_log + a;  // merge m+1 goes on at the bit below the head's group
+        ++m;
+      } else if (b < tile_log) {
+        pass = {bitonic_pass_kind::merge_tiles, m, b, b + 1, false, 0};
+        ++m;
+        b = m - 1;
+      } else {
+        int h = min_int(global_span(), b - tile_log + 1);
+        for (int t = global_span(); t > h; --t)
+          if (fused_run(m, b - t)) {
+            h = t;
+            break;
+          }
+        pass = {bitonic_pass_kind::merge_global, m, b, h, b == m - 1, 0};
+        b -= h;  // >= L: b >= G here
+      }
+      if (f(count++, pass)) return count;
+    }
+    return count;
   }
 
   // Kernel launches (global passes) for n keys; 0 for n <= 1 (a copy at most).
   TILESORT_HD constexpr int pass_count() const {
-    if (n <= 1) return 0;
-    int count = 1;
-    for (int m = tile_log + 1; m <= padded_log; ++m) count += global_passes(m) + 1;
-    return count;
+    return walk([](int, const bitonic_pass&) { return false; });
   }
 
   // The index-th pass, 0 <= index < pass_count().
   TILESORT_HD constexpr bitonic_pass pass(int index) const {
-    const int first = min_int(padded_log, tile_log);
-    if (index == 0) return {bitonic_pass_kind::sort_tiles, first, first - 1, bitonic_stage_count(first), true};
-    int i = 1;
-    for (int m = tile_log + 1; m <= padded_log; ++m) {
-      const int global = global_passes(m);
-      if (index < i + global) {
-        const int j = index - i;
-        const int top = m - 1 - j * global_span();
-        return {bitonic_pass_kind::merge_global, m, top, min_int(global_span(), top - tile_log + 1), j == 0};
-      }
-      i += global;
-      if (index == i) return {bitonic_pass_kind::merge_tiles, m, tile_log - 1, tile_log, false};
-      ++i;
-    }
-    return {bitonic_pass_kind::sort_tiles, 0, 0, 0, false};  // out of range
+    bitonic_pass found{bitonic_pass_kind::sort_tiles, 0, 0, 0, false, 0};  // out of range
+    walk([&](int i, const bitonic_pass& p) {
+      if (i == index) found = p;
+      return i >= index;
+    });
+    return found;
+  }
+
+  // Bits of the run a pass's blocks read (merge_global: L; merge_fused: A).
+  TILESORT_HD constexpr int run_bits(const bitonic_pass& pass) const {
+    return pass.kind == bitonic_pass_kind::merge_fused ? pass.run : run_log;
   }
 
   // Blocks to launch for a pass: exactly those holding at least one key < n.
   TILESORT_HD constexpr std::int64_t blocks(const bitonic_pass& pass) const {
-    if (pass.kind != bitonic_pass_kind::merge_global) return tiles();
-    // Block bases are multiples of 2^L, increasing with the block number.
-    const std::int64_t runs = ceil_div(n, std::int64_t(1) << run_log);
-    if (pass.flip) return bitonic_count_blocks(runs, pass.merge_log - tile_log, pass.merge_log - run_log);
+    if (pass.kind == bitonic_pass_kind::sort_tiles || pass.kind == bitonic_pass_kind::merge_tiles) return tiles();
+    // Block bases are multiples of 2^run, increasing with the block number.
+    const int rl = run_bits(pass);
+    const std::int64_t runs = ceil_div(n, std::int64_t(1) << rl);
+    if (pass.flip) return bitonic_count_blocks(runs, pass.merge_log - tile_log, pass.merge_log - rl);
     const int shift = pass.top_bit - global_span() + 1;
     return bitonic_count_blocks(runs, shift - run_log, pass.top_bit + 1 - run_log);
   }
@@ -235,27 +287,27 @@ struct bitonic_plan {
   // The keys block `block` of `pass` holds.
   TILESORT_HD constexpr bitonic_block_map block_map(const bitonic_pass& pass, std::int64_t block) const {
     const int half = 1 << (tile_log - 1);
-    if (pass.kind != bitonic_pass_kind::merge_global) {
+    if (pass.kind == bitonic_pass_kind::sort_tiles || pass.kind == bitonic_pass_kind::merge_tiles) {
       const std::int64_t base = block << tile_log;
       const std::int64_t left = n - base;
       return {base, half, tile_log - 1, tile_log - 1, tile_log, int(left < tile_items() ? left : tile_items())};
     }
-    const int span = global_span();
+    const int rl = run_bits(pass);
+    const int span = tile_log - rl;
     if (pass.flip) {
-      // Lower half: block of 2^m slots `high`, fixed bits f at [L, m-G+L); the
-      // H-1 bits [m-H, m-1) and the run vary. Upper half: their mirrors, which
-      // are the same pattern with f complemented, in the block's upper half.
+      // Lower half: block of 2^m slots `high`, fixed bits f at [rl, m-G+rl); the
+      // span-1 bits [m-span, m-1) and the run vary. Upper half: their mirrors,
+      // which are the same pattern with f complemented, in the block's upper half.
       const int m = pass.merge_log;
       const int f_bits = m - tile_log;
       const int shift = m - span;
       const std::int64_t f = block & ((std::int64_t(1) << f_bits) - 1);
       const std::int64_t high = block >> f_bits;
-      const std::int64_t base = (high << m) + (f << run_log);
-      const std::int64_t upper =
-          (std::int64_t(1) << (m - 1)) + (((std::int64_t(1) << f_bits) - 1 - 2 * f) << run_log);
-      std::int64_t valid = bitonic_count_below(n - base, run_log, shift, span - 1);
-      if (valid == half) valid += bitonic_count_below(n - base - upper, run_log, shift, span - 1);
-      return {base, upper, run_log, shift, tile_log, int(valid)};
+      const std::int64_t base = (high << m) + (f << rl);
+      const std::int64_t upper = (std::int64_t(1) << (m - 1)) + (((std::int64_t(1) << f_bits) - 1 - 2 * f) << rl);
+      std::int64_t valid = bitonic_count_below(n - base, rl, shift, span - 1);
+      if (valid == half) valid += bitonic_count_below(n - base - upper, rl, shift, span - 1);
+      return {base, upper, rl, shift, tile_log, int(valid)};
     }
     // Stage bits top-H+1 .. top vary (H bits, the top one as the "upper half"),
     // and the run; the bits between the run and them, and above top, are fixed.

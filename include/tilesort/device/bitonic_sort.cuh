@@ -102,6 +102,11 @@ struct bitonic_policy {
   // Sorts of 1024 < n <= 16 * 1024 or 16 * 4096 keys are one launch of one
   // thread block cluster on sm_90: up to 16 blocks of tile_1k or tile_4k.
   static constexpr int cluster_blocks = 16;
+  // merge_fused passes: runs of 2^A keys for the A in bitonic_fused_runs that
+  // leave the tail a register round (A > R) and the head a stage (A < G).
+  static constexpr unsigned fused_runs =
+      bitonic_fused_runs & ~((2u << (tile::item_log > RunLog ? tile::item_log : RunLog)) - 1) &
+      ((1u << tile::tile_log) - 1);
   static_assert(tile::tile_log == strided_tile::tile_log, "one tile, two block shapes");
   static_assert(sizeof(typename tile::temp_storage) <= 227 * 1024, "tile does not fit in shared memory");
 };
@@ -153,6 +158,21 @@ __global__ void __launch_bounds__(Tile::threads, bitonic_min_blocks<Tile>)
   const bitonic_device_threads<typename Tile::registers> ex{registers};
   const bitonic_block_map map = plan.block_map(pass, blockIdx.x);
   Tile::template merge_tile<Flip, Strided>(ex, storage, keys, values, map, pass.stages, comp);
+}
+
+// A merge_fused pass: the tail of merge m and the head of merge m+1 on runs of 2^A keys.
+template <typename Policy, int A, typename Compare, typename Tile = typename Policy::tile>
+__global__ void __launch_bounds__(Tile::threads, bitonic_min_blocks<Tile>)
+    bitonic_fused_kernel(typename Policy::key_type* keys, typename Policy::value_type* values, bitonic_plan plan,
+                         bitonic_pass pass, Compare comp) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // keys are the previous pass's output
+  extern __shared__ __align__(16) unsigned char bitonic_shared[];
+  auto& storage = *reinterpret_cast<typename Tile::temp_storage*>(bitonic_shared);
+  typename Tile::registers registers;
+  const bitonic_device_threads<typename Tile::registers> ex{registers};
+  const bitonic_block_map map = plan.block_map(pass, blockIdx.x);
+  Tile::template fused_tile<A>(ex, storage, keys, values, map, comp);
 }
 
 // ---------------------------------------------------------------- clusters (sm_90)
@@ -391,7 +411,7 @@ cudaError_t bitonic_sort_run(const typename Policy::key_type* keys_in, typename 
   using tile = typename Policy::tile;
   using strided_tile = typename Policy::strided_tile;
   if (n <= tile::tile_items) return bitonic_sort_one_tile<Policy>(keys_in, keys_out, values_in, values_out, n, comp, stream);
-  const bitonic_plan plan = bitonic_plan::make(n, tile::tile_log, Policy::run_log);
+  const bitonic_plan plan = bitonic_plan::make(n, tile::tile_log, Policy::run_log, Policy::fused_runs);
   constexpr std::size_t shared = sizeof(typename tile::temp_storage);
   constexpr std::size_t strided_shared = sizeof(typename strided_tile::temp_storage);
   const int passes = plan.pass_count();
@@ -406,6 +426,18 @@ cudaError_t bitonic_sort_run(const typename Policy::key_type* keys_in, typename 
     } else if (pass.kind == bitonic_pass_kind::merge_tiles) {
       TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, false, false, Compare>>(
           blocks, tile::threads, shared, stream, dependent, 0, keys_out, values_out, plan, pass, comp)));
+    } else if (pass.kind == bitonic_pass_kind::merge_fused) {
+      cudaError_t error = cudaErrorInvalidValue;  // a run the policy has no kernel for (the plan never asks)
+      static_for<1, tile::tile_log - 1, 1>([&](auto a) {
+        constexpr int A = decltype(a)::value;
+        if constexpr (((Policy::fused_runs >> A) & 1u) != 0) {
+          if (pass.run == A)
+            error = bitonic_launch<bitonic_fused_kernel<Policy, A, Compare>>(blocks, tile::threads, shared, stream,
+                                                                             dependent, 0, keys_out, values_out, plan,
+                                                                             pass, comp);
+        }
+      });
+      TILESORT_RETURN_IF_ERROR(error);
     } else if (pass.flip) {
       TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, true, true, Compare>>(
           blocks, strided_tile::threads, strided_shared, stream, dependent, 0, keys_out, values_out, plan, pass, comp)));
