@@ -94,7 +94,8 @@ int main() {
 
   using u32_policy = tilesort::detail::bitonic_sort_policy_for<unsigned, tilesort::detail::no_value>::type;
   const auto u32_plan = [](std::int64_t n) {
-    return tilesort::detail::bitonic_plan::make(n, u32_policy::tile::tile_log, u32_policy::run_log);
+    return tilesort::detail::bitonic_plan::make(n, u32_policy::tile::tile_log, u32_policy::run_log,
+                                                u32_policy::fused_runs);
   };
   std::printf("3. Global passes of the device sort (u32 keys: tiles of 2^%d, up to %d stages per global pass)\n  ",
               u32_policy::tile::tile_log, u32_plan(2).global_span());

@@ -7,13 +7,18 @@
 // 2^G keys per block (G = 14 for 4-byte keys, 13 for 8-byte keys or 4+4-byte
 // pairs):
 //   * n <= 2^G: ONE launch, all stages on chip (registers + shared memory);
-//     on sm_90, 1024 < n <= 16 * 4096: ONE launch of one thread block
+//     on sm_90, 1024 < n <= 16 * 1024: ONE launch of one thread block
 //     cluster of up to 16 blocks, whose stages across blocks go through
 //     distributed shared memory (more SMs on a small sort: lower latency);
-//   * else: one sort_tiles launch, then per merge m = G+1 .. log2(P):
-//     ceil((m - G) / (G - 5)) register-fused global passes (runs of 32
-//     keys) plus one shared-memory pass: 22 launches for 2^24 u32 keys
-//     (detail::bitonic_plan::pass_count() has the exact count for any n).
+//     16 * 1024 < n <= 16 * 4096 (u32): TWO launches, clusters of 16 x 1024
+//     keys, then one cluster of up to 16 x 4096 keys for the merges above;
+//   * else: one sort_tiles launch, then passes that each run as many
+//     consecutive stages as 2^G keys gathered in runs of consecutive keys
+//     allow (detail/bitonic_plan.cuh): global passes of up to G - 5 stages
+//     across runs of 32 keys, tile passes, and fused passes that finish one
+//     merge inside runs of 2^A keys and start the next across them. 2^20 /
+//     2^24 / 2^28 u32 keys: 10 / 18 / 27 launches (22 at 2^24 without fused
+//     passes); detail::bitonic_plan::pass_count() has the count for any n.
 // Works in place in keys_out (the first launch reads keys_in and writes
 // keys_out, so out-of-place costs nothing extra); needs no scratch memory.
 //
@@ -102,6 +107,10 @@ struct bitonic_policy {
   // Sorts of 1024 < n <= 16 * 1024 or 16 * 4096 keys are one launch of one
   // thread block cluster on sm_90: up to 16 blocks of tile_1k or tile_4k.
   static constexpr int cluster_blocks = 16;
+  // Above 16 x 1024 keys: clusters of 1024-key tiles sort runs of 16 x 1024,
+  // then one cluster of 4096-key tiles merges them (two launches), rather
+  // than one cluster of 4096-key tiles sorting everything.
+  static constexpr bool cluster_two_launches = true;
   // merge_fused passes: runs of 2^A keys for the A in bitonic_fused_runs that
   // leave the tail a register round (A > R) and the head a stage (A < G).
   static constexpr unsigned fused_runs =
@@ -231,14 +240,19 @@ __device__ void bitonic_cluster_stages(const Exec& ex, const cooperative_groups:
 }
 #endif
 
-// The grid is one cluster of 2, 4, 8 or 16 blocks.
+// Clusters of 2, 4, 8 or 16 blocks, cluster i on the keys at i * blocks * 2^G,
+// each sorting its own keys (merges first_merge .. G + log2(blocks)).
+// first_merge == 1: from scratch; first_merge > G: the keys are sorted in runs
+// of 2^(first_merge - 1) already (a previous launch's clusters), so the tiles
+// skip their sort and the merges below first_merge.
 template <typename Tile, typename Compare>
 __global__ void __launch_bounds__(Tile::threads)
     bitonic_cluster_sort_kernel(const typename Tile::key_type* keys_in, typename Tile::key_type* keys_out,
                                 const typename Tile::value_type* values_in, typename Tile::value_type* values_out,
-                                std::int64_t n, Compare comp) {
+                                std::int64_t n, int first_merge, Compare comp) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
+  allow_next_kernel();  // a second launch waits for this grid to finish
   const cg::cluster_group cluster = cg::this_cluster();
   const int blocks = static_cast<int>(cluster.num_blocks());
   const int rank = static_cast<int>(cluster.block_rank());
@@ -247,19 +261,23 @@ __global__ void __launch_bounds__(Tile::threads)
   typename Tile::registers registers;
   const bitonic_device_threads<typename Tile::registers> ex{registers};
   constexpr int tile = Tile::tile_items;
-  const std::int64_t base = std::int64_t(rank) * tile;
-  const int valid = static_cast<int>(n - base <= 0 ? 0 : n - base < tile ? n - base : tile);
+  const std::int64_t first = std::int64_t(blockIdx.x / blocks) * blocks * tile;  // the cluster's first key
+  const std::int64_t count = n - first < std::int64_t(blocks) * tile ? n - first : std::int64_t(blocks) * tile;
+  const std::int64_t base = first + std::int64_t(rank) * tile;
+  const int valid = static_cast<int>(count - rank * tile <= 0 ? 0 : count - rank * tile < tile ? count - rank * tile : tile);
+  wait_for_previous_kernel();  // keys_in may be the previous launch's output
   if (valid > 0) {
     ex.each(typename Tile::load_striped{keys_in + base, Tile::has_values ? values_in + base : nullptr, &shared.local,
                                         valid});
     ex.barrier();
     ex.each(typename Tile::template load_shared<0, 0>{&shared.local});
   }
-  if (n < std::int64_t(blocks) * tile)  // the same answer in every block
-    bitonic_cluster_pad<Tile>(ex, cluster, shared.local, valid, static_cast<int>((n + tile - 1) / tile), comp);
-  Tile::sort(ex, shared.local, valid, Tile::tile_log, comp);
+  if (count < std::int64_t(blocks) * tile)  // the same answer in every block of the cluster
+    bitonic_cluster_pad<Tile>(ex, cluster, shared.local, valid, static_cast<int>((count + tile - 1) / tile), comp);
+  if (first_merge <= Tile::tile_log) Tile::sort(ex, shared.local, valid, Tile::tile_log, comp);
   int stage = 0;
-  for (int m = Tile::tile_log + 1; m <= Tile::tile_log + log2_floor(blocks); ++m) {
+  const int low = first_merge > Tile::tile_log ? first_merge : Tile::tile_log + 1;
+  for (int m = low; m <= Tile::tile_log + log2_floor(blocks); ++m) {
     Tile::template exchange<0, 0, Tile::striped_window, 0>(ex, shared.local);
     bitonic_cluster_stages<Tile>(ex, cluster, shared, stage, rank, m, comp);
     Tile::merge_registers(ex, shared.local, valid, comp);
@@ -343,27 +361,36 @@ cudaError_t bitonic_cluster_code(bool& usable) {
   return cudaSuccess;
 }
 
-// n keys (1 < n <= 16 tiles of Tile) in one cluster launch of 2 .. 16 blocks; `launched`
-// is false when this device or build cannot (the caller sorts another way).
+// One launch of clusters of `blocks` blocks (2 .. 16) of Tile over n keys,
+// each cluster sorting blocks * 2^G of them, from merge first_merge on (see
+// bitonic_cluster_sort_kernel); `launched` is false when this device or build
+// cannot (the caller sorts another way).
 template <typename Tile, typename Compare>
-cudaError_t bitonic_sort_cluster(const typename Tile::key_type* keys_in, typename Tile::key_type* keys_out,
-                                 const typename Tile::value_type* values_in, typename Tile::value_type* values_out,
-                                 std::int64_t n, Compare comp, cudaStream_t stream, bool& launched) {
+cudaError_t bitonic_sort_clusters(const typename Tile::key_type* keys_in, typename Tile::key_type* keys_out,
+                                  const typename Tile::value_type* values_in, typename Tile::value_type* values_out,
+                                  std::int64_t n, int blocks, int first_merge, bool dependent, Compare comp,
+                                  cudaStream_t stream, bool& launched) {
   constexpr auto kernel = bitonic_cluster_sort_kernel<Tile, Compare>;
   launched = false;
   bool usable = false;
   TILESORT_RETURN_IF_ERROR(bitonic_cluster_code<kernel>(usable));
   if (!usable) return cudaSuccess;
-  int blocks = 2;
-  while (std::int64_t(blocks) * Tile::tile_items < n) blocks *= 2;
+  const std::int64_t clusters = ceil_div(n, std::int64_t(blocks) * Tile::tile_items);
   const cudaError_t error =
-      bitonic_launch<kernel>(blocks, Tile::threads, sizeof(bitonic_cluster_storage<Tile>), stream, false,
-                             blocks, keys_in, keys_out, values_in, values_out, n, comp);
+      bitonic_launch<kernel>(clusters * blocks, Tile::threads, sizeof(bitonic_cluster_storage<Tile>), stream,
+                             dependent, blocks, keys_in, keys_out, values_in, values_out, n, first_merge, comp);
   // A cluster the device cannot place (a partitioned GPU) leaves the sort to the other path.
   if (error == cudaErrorInvalidClusterSize || error == cudaErrorLaunchOutOfResources) return cudaSuccess;
   TILESORT_RETURN_IF_ERROR(error);
   launched = true;
   return cudaSuccess;
+}
+
+// The fewest blocks (a power of two, >= 2) of 2^tile_log keys that hold n keys.
+inline int bitonic_cluster_blocks(std::int64_t n, int tile_log) {
+  int blocks = 2;
+  while ((std::int64_t(blocks) << tile_log) < n) blocks *= 2;
+  return blocks;
 }
 
 // 2 <= n <= the policy's tile: one launch, one block, of the smallest shape that holds n.
@@ -449,6 +476,44 @@ cudaError_t bitonic_sort_run(const typename Policy::key_type* keys_in, typename 
   return cudaSuccess;
 }
 
+// tile_1k < n <= 16 x tile_4k on sm_90 (see bitonic_sort_policy): n <= 16 x
+// tile_1k in one cluster of tile_1k blocks; above, when the policy says so,
+// clusters of 16 tile_1k blocks sort runs of 16 x 1024 keys and a second
+// launch, one cluster of tile_4k blocks, runs the merges above them; else one
+// cluster of tile_4k blocks. `launched` false: the caller sorts another way.
+template <typename Policy, typename Compare>
+cudaError_t bitonic_sort_small_clusters(const typename Policy::key_type* keys_in, typename Policy::key_type* keys_out,
+                                        const typename Policy::value_type* values_in,
+                                        typename Policy::value_type* values_out, std::int64_t n, Compare comp,
+                                        cudaStream_t stream, bool& launched) {
+  using tile_1k = typename Policy::tile_1k;
+  using tile_4k = typename Policy::tile_4k;
+  constexpr int most = Policy::cluster_blocks;
+  if (n <= most * std::int64_t(tile_1k::tile_items))
+    return bitonic_sort_clusters<tile_1k>(keys_in, keys_out, values_in, values_out, n,
+                                          bitonic_cluster_blocks(n, tile_1k::tile_log), 1, false, comp, stream,
+                                          launched);
+  if constexpr (!Policy::cluster_two_launches) {
+    return bitonic_sort_clusters<tile_4k>(keys_in, keys_out, values_in, values_out, n,
+                                          bitonic_cluster_blocks(n, tile_4k::tile_log), 1, false, comp, stream,
+                                          launched);
+  } else {
+    TILESORT_RETURN_IF_ERROR(bitonic_sort_clusters<tile_1k>(keys_in, keys_out, values_in, values_out, n, most, 1,
+                                                            false, comp, stream, launched));
+    if (!launched) return cudaSuccess;
+    bool dependent = false;
+    TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
+    const int sorted_log = tile_1k::tile_log + log2_floor(most);  // runs of 2^sorted_log keys are sorted
+    TILESORT_RETURN_IF_ERROR(bitonic_sort_clusters<tile_4k>(keys_out, keys_out, values_out, values_out, n,
+                                                            bitonic_cluster_blocks(n, tile_4k::tile_log),
+                                                            sorted_log + 1, dependent, comp, stream, launched));
+    if (launched) return cudaSuccess;
+    // The second cluster shape could not be placed: sort the runs' output anew.
+    launched = true;
+    return bitonic_sort_run<Policy>(keys_out, keys_out, values_out, values_out, n, comp, stream);
+  }
+}
+
 // Two-phase entry shared by keys and pairs: validate, answer the size query, run.
 template <typename Policy, typename Compare>
 cudaError_t bitonic_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const typename Policy::key_type* keys_in,
@@ -467,13 +532,8 @@ cudaError_t bitonic_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const 
   // tests' small policies still reach the multi-pass path at small n.
   if (n > Policy::tile_1k::tile_items && n <= Policy::cluster_blocks * std::int64_t(Policy::tile_4k::tile_items)) {
     bool launched = false;
-    if (n <= Policy::cluster_blocks * std::int64_t(Policy::tile_1k::tile_items)) {
-      TILESORT_RETURN_IF_ERROR((bitonic_sort_cluster<typename Policy::tile_1k>(keys_in, keys_out, values_in,
-                                                                              values_out, n, comp, stream, launched)));
-    } else {
-      TILESORT_RETURN_IF_ERROR((bitonic_sort_cluster<typename Policy::tile_4k>(keys_in, keys_out, values_in,
-                                                                              values_out, n, comp, stream, launched)));
-    }
+    TILESORT_RETURN_IF_ERROR(
+        bitonic_sort_small_clusters<Policy>(keys_in, keys_out, values_in, values_out, n, comp, stream, launched));
     if (launched) return cudaSuccess;
   }
   return bitonic_sort_run<Policy>(keys_in, keys_out, values_in, values_out, n, comp, stream);
