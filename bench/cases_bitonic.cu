@@ -20,17 +20,14 @@ namespace bench {
 namespace {
 
 // Global passes (kernel launches over the whole array) of bitonic_sort for n
-// keys on sm_90: one block or one cluster sorts n <= one tile; two cluster
-// launches sort up to 16 tiles of 4096 keys; else the plan's passes.
+// keys on sm_90: one block or one cluster sorts up to 16 tiles of tile_4k;
+// else the plan's passes.
 template <typename K, typename V>
 int bitonic_passes(std::int64_t n) {
   using value = std::conditional_t<std::is_void_v<V>, tilesort::detail::no_value, V>;
   using policy = typename tilesort::detail::bitonic_sort_policy_for<K, value>::type;
   if (n <= 1) return 0;
-  if (n <= policy::tile::tile_items) return 1;
-  if (policy::cluster_two_launches && n > policy::cluster_blocks * std::int64_t(policy::tile_1k::tile_items) &&
-      n <= policy::cluster_blocks * std::int64_t(policy::tile_4k::tile_items))
-    return 2;
+  if (n <= policy::tile::tile_items || n <= policy::cluster_blocks * std::int64_t(policy::tile_4k::tile_items)) return 1;
   return tilesort::detail::bitonic_plan::make(n, policy::tile::tile_log, policy::run_log, policy::fused_runs)
       .pass_count();
 }

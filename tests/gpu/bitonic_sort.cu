@@ -293,13 +293,15 @@ TEST(BitonicSortPairs, KeyValueTypes) {
   }
 }
 
-// One cluster launch (sm_90) for 1024 < n <= 16 blocks of 1024 or 4096 keys:
-// clusters of 2 .. 16 blocks, full and partial, blocks with no keys, pairs.
+// One cluster launch (sm_90) for one tile_4k < n <= 16 of them (4096 < n <=
+// 65536 for u32 keys; narrower tiles for wide pairs): clusters of 2 .. 16
+// blocks, full and partial, blocks with no keys, pairs; and the single-block
+// shapes below.
 TEST(BitonicSortCluster, SizesKeyTypesAndPairs) {
   REQUIRE_GPU();
   using tilesort::detail::no_value;
-  for (std::int64_t n : {1025, 1500, 2048, 2049, 3000, 5000, 8192, 9000, 16383, 16384, 16385, 20000, 40000, 65535,
-                         65536}) {
+  for (std::int64_t n : {1025, 2049, 3000, 4096, 4097, 5000, 8192, 9000, 12288, 16383, 16384, 16385, 20000, 40000,
+                         65535, 65536}) {
     check_device_sort<std::uint32_t, no_value>(n, distribution::random, tilesort::less{}, n % 2 == 0);
     check_device_sort<std::uint32_t, std::uint32_t>(n, distribution::few_distinct, tilesort::greater{}, n % 2 == 1);
     check_device_sort<double, no_value>(n, distribution::nan_and_zero, tilesort::less{}, false);

@@ -7,17 +7,15 @@
 // 2^G keys per block (G = 14 for 4-byte keys, 13 for 8-byte keys or 4+4-byte
 // pairs):
 //   * n <= 2^G: ONE launch, all stages on chip (registers + shared memory);
-//     on sm_90, 1024 < n <= 16 * 1024: ONE launch of one thread block
+//     on sm_90, 4096 < n <= 16 * 4096 (u32): ONE launch of one thread block
 //     cluster of up to 16 blocks, whose stages across blocks go through
 //     distributed shared memory (more SMs on a small sort: lower latency);
-//     16 * 1024 < n <= 16 * 4096 (u32): TWO launches, clusters of 16 x 1024
-//     keys, then one cluster of up to 16 x 4096 keys for the merges above;
 //   * else: one sort_tiles launch, then passes that each run as many
 //     consecutive stages as 2^G keys gathered in runs of consecutive keys
 //     allow (detail/bitonic_plan.cuh): global passes of up to G - 5 stages
 //     across runs of 32 keys, tile passes, and fused passes that finish one
 //     merge inside runs of 2^A keys and start the next across them. 2^20 /
-//     2^24 / 2^28 u32 keys: 10 / 18 / 27 launches (22 at 2^24 without fused
+//     2^24 / 2^28 u32 keys: 10 / 18 / 27 launches (13 / 22 / 34 without fused
 //     passes); detail::bitonic_plan::pass_count() has the count for any n.
 // Works in place in keys_out (the first launch reads keys_in and writes
 // keys_out, so out-of-place costs nothing extra); needs no scratch memory.
@@ -56,11 +54,9 @@ namespace detail {
 
 // Tuning, in one place. Chosen for H100 (sm_90: 228 KB shared memory, 64K
 // registers per SM) from the resource budget and -Xptxas -v (no spills with
-// tilesort::less/greater), and checked on an H100 80GB HBM3 (2026-11-23,
-// events around one call, CUB 3.0.1 beside it): u32 keys 2^10 9.8 us (CUB
-// merge 16.3), 2^13 21 us (23), 2^14 32 us (29), 2^16 57 us (49), 2^24
-// 12.7 GKeys/s (CUB merge 19.2); at 2^24 each global or tile pass runs at
-// 52-68 us (~87% of copy bandwidth) and sort_tiles takes 200 us.
+// tilesort::less/greater), and checked on an H100 80GB HBM3 (2026-11-23, u32
+// keys, events around one call, CUB 3.0.1 beside it): 2^24 1.16 ms (CUB
+// merge 0.87 ms); sort_tiles takes 200 us and each later pass 45-60 us.
 //   * Tile 2^G keys: 512 threads, each with 128 bytes of keys (+ values) in
 //     registers: 32 u32 keys (G = 14, 66 KB of shared memory with the bank
 //     padding), 16 u64 keys or u32 pairs (G = 13); see bitonic_sort_policy_for
@@ -75,22 +71,33 @@ namespace detail {
 //     1024 threads x half the keys (the 32-key flip pass sits at the
 //     64-register edge and spills), runs them in registers alone when there
 //     are at most log2(keys per thread) of them.
+//   * Fused passes (runs of 2^6, 2^8, 2^11 keys; detail::bitonic_fused_runs)
+//     against the plan without them, same run: u32 2^17 58 / 62 us, 2^19 78 /
+//     88, 2^20 110 / 100 (the one size where they lost: 64 blocks a pass, so
+//     a pass costs one block's latency, and a fused block runs 4-5 register
+//     rounds against a tile pass's 3), 2^22 206 / 237, 2^24 1161 / 1310, 2^26
+//     5124 / 6114; u64 2^24 2640 / 3018; u32 pairs 2^24 2601 / 3006.
 //   * n <= 1024, 4096, 8192: one block of 128 x 8, 256 x 16 or 512 x 16
 //     keys (more threads holding keys: 2-3x less latency than the big tile).
-//     On sm_90, n > 1024 up to 16 blocks of 128 x 8 (n <= 16384) or of
-//     256 x 16 (n <= 65536 for u32 keys), one cluster. GPU time per call on
-//     the H100 (2026-11-23, u32, the benchmark's method: input restored, a
-//     spin kernel hiding the host), cluster / our merge sort: 2^14 17.8 /
-//     20.5 us, 2^15 29.3 / 27.9, 40000 43.1 / 36.0, 2^16 40.7 / 35.4 (the
-//     single-block or multi-pass path took 29.7 us at 2^14 and 49-54 us at
-//     2^15-2^16). Tried: 8-block clusters of 8192-key tiles (2^16 about as
-//     slow), 1024-thread blocks (slower at every size), and at n <= 1024 2-4
-//     block clusters and 32 x 32, 64 x 16, 256 x 4 blocks (none faster than
-//     128 x 8). Clusters for the passes of large n (tile passes over
-//     2^(G+c) keys, c = 1..3, cutting 2^24 from 22 to 19..15 launches) were
-//     slower: 2^24 1296 us without, 1477 / 1680 / 1875 us with c = 1 / 2 / 3,
-//     the stages across blocks reading each block's 64 KB through
-//     distributed shared memory once per stage.
+//     On sm_90, 4096 < n <= 16 x 4096: one cluster of up to 16 blocks of
+//     256 x 16. GPU time per call (the benchmark's method: input restored, a
+//     spin kernel hiding the host), cluster / our merge sort: 8192 13.3 /
+//     14.0 us, 2^14 17.3 / 20.3, 40000 33.7 / 36.2, 2^16 31.3 / 35.4. Each
+//     block sorts only the merges its keys need (ceil(log2(valid))): besides
+//     partial blocks, the code generated for that loop measured 30% faster
+//     than the fixed G merges (2^16: 31.3 against 41.0 us; 128 x 8 blocks
+//     went the other way, 18.4 against 22.2 us at 2^14, and are not used).
+//     Tried: clusters of 128 x 8 blocks for 1024 < n <= 16384 (at most
+//     ~0.7 us faster at 2048, slower from 4096 up), two launches (clusters of
+//     16 x 1024 keys, then one cluster merging them: 2^16 38.5 us), 8-block
+//     clusters of 8192-key tiles (2^16 about as slow), 1024-thread blocks
+//     (slower at every size), and at n <= 1024 2-4 block clusters and
+//     32 x 32, 64 x 16, 256 x 4 blocks (none faster than 128 x 8). Clusters
+//     for the passes of large n (tile passes over 2^(G+c) keys, c = 1..3,
+//     cutting 2^24 from 22 to 19..15 launches) were slower: 2^24 1296 us
+//     without, 1477 / 1680 / 1875 us with c = 1 / 2 / 3, the stages across
+//     blocks reading each block's 64 KB through distributed shared memory
+//     once per stage.
 template <typename Key, typename Value, int Threads, int Items, int RunLog = bitonic_run_log>
 struct bitonic_policy {
   using key_type = Key;
@@ -104,13 +111,9 @@ struct bitonic_policy {
   using tile_1k = bitonic_tile<Key, Value, 128, (Items < 8 ? Items : 8), RunLog>;
   using tile_4k = bitonic_tile<Key, Value, 256, (Items < 16 ? Items : 16), RunLog>;
   using tile_8k = bitonic_tile<Key, Value, 512, (Items < 16 ? Items : 16), RunLog>;
-  // Sorts of 1024 < n <= 16 * 1024 or 16 * 4096 keys are one launch of one
-  // thread block cluster on sm_90: up to 16 blocks of tile_1k or tile_4k.
+  // Sorts of tile_4k < n <= 16 tile_4k keys are one launch of one thread
+  // block cluster on sm_90: up to 16 blocks of tile_4k.
   static constexpr int cluster_blocks = 16;
-  // Above 16 x 1024 keys: clusters of 1024-key tiles sort runs of 16 x 1024,
-  // then one cluster of 4096-key tiles merges them (two launches), rather
-  // than one cluster of 4096-key tiles sorting everything.
-  static constexpr bool cluster_two_launches = true;
   // merge_fused passes: runs of 2^A keys for the A in bitonic_fused_runs that
   // leave the tail a register round (A > R) and the head a stage (A < G).
   static constexpr unsigned fused_runs =
@@ -240,19 +243,14 @@ __device__ void bitonic_cluster_stages(const Exec& ex, const cooperative_groups:
 }
 #endif
 
-// Clusters of 2, 4, 8 or 16 blocks, cluster i on the keys at i * blocks * 2^G,
-// each sorting its own keys (merges first_merge .. G + log2(blocks)).
-// first_merge == 1: from scratch; first_merge > G: the keys are sorted in runs
-// of 2^(first_merge - 1) already (a previous launch's clusters), so the tiles
-// skip their sort and the merges below first_merge.
+// The grid is one cluster of 2, 4, 8 or 16 blocks.
 template <typename Tile, typename Compare>
 __global__ void __launch_bounds__(Tile::threads)
     bitonic_cluster_sort_kernel(const typename Tile::key_type* keys_in, typename Tile::key_type* keys_out,
                                 const typename Tile::value_type* values_in, typename Tile::value_type* values_out,
-                                std::int64_t n, int first_merge, Compare comp) {
+                                std::int64_t n, Compare comp) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
-  allow_next_kernel();  // a second launch waits for this grid to finish
   const cg::cluster_group cluster = cg::this_cluster();
   const int blocks = static_cast<int>(cluster.num_blocks());
   const int rank = static_cast<int>(cluster.block_rank());
@@ -261,23 +259,23 @@ __global__ void __launch_bounds__(Tile::threads)
   typename Tile::registers registers;
   const bitonic_device_threads<typename Tile::registers> ex{registers};
   constexpr int tile = Tile::tile_items;
-  const std::int64_t first = std::int64_t(blockIdx.x / blocks) * blocks * tile;  // the cluster's first key
-  const std::int64_t count = n - first < std::int64_t(blocks) * tile ? n - first : std::int64_t(blocks) * tile;
-  const std::int64_t base = first + std::int64_t(rank) * tile;
-  const int valid = static_cast<int>(count - rank * tile <= 0 ? 0 : count - rank * tile < tile ? count - rank * tile : tile);
-  wait_for_previous_kernel();  // keys_in may be the previous launch's output
+  const std::int64_t base = std::int64_t(rank) * tile;
+  const int valid = static_cast<int>(n - base <= 0 ? 0 : n - base < tile ? n - base : tile);
   if (valid > 0) {
     ex.each(typename Tile::load_striped{keys_in + base, Tile::has_values ? values_in + base : nullptr, &shared.local,
                                         valid});
     ex.barrier();
     ex.each(typename Tile::template load_shared<0, 0>{&shared.local});
   }
-  if (count < std::int64_t(blocks) * tile)  // the same answer in every block of the cluster
-    bitonic_cluster_pad<Tile>(ex, cluster, shared.local, valid, static_cast<int>((count + tile - 1) / tile), comp);
-  if (first_merge <= Tile::tile_log) Tile::sort(ex, shared.local, valid, Tile::tile_log, comp);
+  if (n < std::int64_t(blocks) * tile)  // the same answer in every block
+    bitonic_cluster_pad<Tile>(ex, cluster, shared.local, valid, static_cast<int>((n + tile - 1) / tile), comp);
+  // Merges 1 .. ceil(log2(valid)) sort the block: the slots above hold only
+  // padding, equal keys no merge moves. (Also measured faster on the H100
+  // than all G merges for full blocks: 2^16 keys 31 us against 41 us, the
+  // code generated for the shorter loop.)
+  Tile::sort(ex, shared.local, valid, valid > 1 ? ceil_log2(valid) : 0, comp);
   int stage = 0;
-  const int low = first_merge > Tile::tile_log ? first_merge : Tile::tile_log + 1;
-  for (int m = low; m <= Tile::tile_log + log2_floor(blocks); ++m) {
+  for (int m = Tile::tile_log + 1; m <= Tile::tile_log + log2_floor(blocks); ++m) {
     Tile::template exchange<0, 0, Tile::striped_window, 0>(ex, shared.local);
     bitonic_cluster_stages<Tile>(ex, cluster, shared, stage, rank, m, comp);
     Tile::merge_registers(ex, shared.local, valid, comp);
@@ -361,36 +359,27 @@ cudaError_t bitonic_cluster_code(bool& usable) {
   return cudaSuccess;
 }
 
-// One launch of clusters of `blocks` blocks (2 .. 16) of Tile over n keys,
-// each cluster sorting blocks * 2^G of them, from merge first_merge on (see
-// bitonic_cluster_sort_kernel); `launched` is false when this device or build
-// cannot (the caller sorts another way).
+// n keys (1 < n <= 16 tiles of Tile) in one cluster launch of 2 .. 16 blocks; `launched`
+// is false when this device or build cannot (the caller sorts another way).
 template <typename Tile, typename Compare>
-cudaError_t bitonic_sort_clusters(const typename Tile::key_type* keys_in, typename Tile::key_type* keys_out,
-                                  const typename Tile::value_type* values_in, typename Tile::value_type* values_out,
-                                  std::int64_t n, int blocks, int first_merge, bool dependent, Compare comp,
-                                  cudaStream_t stream, bool& launched) {
+cudaError_t bitonic_sort_cluster(const typename Tile::key_type* keys_in, typename Tile::key_type* keys_out,
+                                 const typename Tile::value_type* values_in, typename Tile::value_type* values_out,
+                                 std::int64_t n, Compare comp, cudaStream_t stream, bool& launched) {
   constexpr auto kernel = bitonic_cluster_sort_kernel<Tile, Compare>;
   launched = false;
   bool usable = false;
   TILESORT_RETURN_IF_ERROR(bitonic_cluster_code<kernel>(usable));
   if (!usable) return cudaSuccess;
-  const std::int64_t clusters = ceil_div(n, std::int64_t(blocks) * Tile::tile_items);
+  int blocks = 2;
+  while (std::int64_t(blocks) * Tile::tile_items < n) blocks *= 2;
   const cudaError_t error =
-      bitonic_launch<kernel>(clusters * blocks, Tile::threads, sizeof(bitonic_cluster_storage<Tile>), stream,
-                             dependent, blocks, keys_in, keys_out, values_in, values_out, n, first_merge, comp);
+      bitonic_launch<kernel>(blocks, Tile::threads, sizeof(bitonic_cluster_storage<Tile>), stream, false,
+                             blocks, keys_in, keys_out, values_in, values_out, n, comp);
   // A cluster the device cannot place (a partitioned GPU) leaves the sort to the other path.
   if (error == cudaErrorInvalidClusterSize || error == cudaErrorLaunchOutOfResources) return cudaSuccess;
   TILESORT_RETURN_IF_ERROR(error);
   launched = true;
   return cudaSuccess;
-}
-
-// The fewest blocks (a power of two, >= 2) of 2^tile_log keys that hold n keys.
-inline int bitonic_cluster_blocks(std::int64_t n, int tile_log) {
-  int blocks = 2;
-  while ((std::int64_t(blocks) << tile_log) < n) blocks *= 2;
-  return blocks;
 }
 
 // 2 <= n <= the policy's tile: one launch, one block, of the smallest shape that holds n.
@@ -476,44 +465,6 @@ cudaError_t bitonic_sort_run(const typename Policy::key_type* keys_in, typename 
   return cudaSuccess;
 }
 
-// tile_1k < n <= 16 x tile_4k on sm_90 (see bitonic_sort_policy): n <= 16 x
-// tile_1k in one cluster of tile_1k blocks; above, when the policy says so,
-// clusters of 16 tile_1k blocks sort runs of 16 x 1024 keys and a second
-// launch, one cluster of tile_4k blocks, runs the merges above them; else one
-// cluster of tile_4k blocks. `launched` false: the caller sorts another way.
-template <typename Policy, typename Compare>
-cudaError_t bitonic_sort_small_clusters(const typename Policy::key_type* keys_in, typename Policy::key_type* keys_out,
-                                        const typename Policy::value_type* values_in,
-                                        typename Policy::value_type* values_out, std::int64_t n, Compare comp,
-                                        cudaStream_t stream, bool& launched) {
-  using tile_1k = typename Policy::tile_1k;
-  using tile_4k = typename Policy::tile_4k;
-  constexpr int most = Policy::cluster_blocks;
-  if (n <= most * std::int64_t(tile_1k::tile_items))
-    return bitonic_sort_clusters<tile_1k>(keys_in, keys_out, values_in, values_out, n,
-                                          bitonic_cluster_blocks(n, tile_1k::tile_log), 1, false, comp, stream,
-                                          launched);
-  if constexpr (!Policy::cluster_two_launches) {
-    return bitonic_sort_clusters<tile_4k>(keys_in, keys_out, values_in, values_out, n,
-                                          bitonic_cluster_blocks(n, tile_4k::tile_log), 1, false, comp, stream,
-                                          launched);
-  } else {
-    TILESORT_RETURN_IF_ERROR(bitonic_sort_clusters<tile_1k>(keys_in, keys_out, values_in, values_out, n, most, 1,
-                                                            false, comp, stream, launched));
-    if (!launched) return cudaSuccess;
-    bool dependent = false;
-    TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
-    const int sorted_log = tile_1k::tile_log + log2_floor(most);  // runs of 2^sorted_log keys are sorted
-    TILESORT_RETURN_IF_ERROR(bitonic_sort_clusters<tile_4k>(keys_out, keys_out, values_out, values_out, n,
-                                                            bitonic_cluster_blocks(n, tile_4k::tile_log),
-                                                            sorted_log + 1, dependent, comp, stream, launched));
-    if (launched) return cudaSuccess;
-    // The second cluster shape could not be placed: sort the runs' output anew.
-    launched = true;
-    return bitonic_sort_run<Policy>(keys_out, keys_out, values_out, values_out, n, comp, stream);
-  }
-}
-
 // Two-phase entry shared by keys and pairs: validate, answer the size query, run.
 template <typename Policy, typename Compare>
 cudaError_t bitonic_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const typename Policy::key_type* keys_in,
@@ -530,10 +481,11 @@ cudaError_t bitonic_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const 
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, min_temp_bytes));
   // The cluster launch is chosen here, not in bitonic_sort_run, so that the
   // tests' small policies still reach the multi-pass path at small n.
-  if (n > Policy::tile_1k::tile_items && n <= Policy::cluster_blocks * std::int64_t(Policy::tile_4k::tile_items)) {
+  using cluster_tile = typename Policy::tile_4k;
+  if (n > cluster_tile::tile_items && n <= Policy::cluster_blocks * std::int64_t(cluster_tile::tile_items)) {
     bool launched = false;
     TILESORT_RETURN_IF_ERROR(
-        bitonic_sort_small_clusters<Policy>(keys_in, keys_out, values_in, values_out, n, comp, stream, launched));
+        (bitonic_sort_cluster<cluster_tile>(keys_in, keys_out, values_in, values_out, n, comp, stream, launched)));
     if (launched) return cudaSuccess;
   }
   return bitonic_sort_run<Policy>(keys_in, keys_out, values_in, values_out, n, comp, stream);
