@@ -97,7 +97,8 @@ int main() {
     return tilesort::detail::bitonic_plan::make(n, u32_policy::tile::tile_log, u32_policy::run_log,
                                                 u32_policy::fused_runs);
   };
-  std::printf("3. Global passes of the device sort (u32 keys: tiles of 2^%d, up to %d stages per global pass)\n  ",
+  std::printf("3. Global passes of the device sort (u32 keys: tiles of 2^%d, up to %d stages per global pass;\n"
+              "   on sm_90 n <= 65536 is one cluster launch instead)\n  ",
               u32_policy::tile::tile_log, u32_plan(2).global_span());
   for (int k = 10; k <= 28; k += 2) std::printf("2^%d: %d   ", k, u32_plan(std::int64_t(1) << k).pass_count());
   std::printf("\n\n4. On the GPU\n");
