@@ -38,6 +38,7 @@
 #include "../detail/bitonic_plan.cuh"
 #include "../detail/config.cuh"
 #include "../thread/thread_sort.cuh"
+#include "../warp/warp_sort.cuh"
 
 namespace tilesort {
 namespace detail {
@@ -604,9 +605,35 @@ struct bitonic_tile {
     static_for<item_log + 1, tile_log, 1>(sort_merge<Exec, Compare>{ex, storage, valid, merges, comp});
   }
 
-  // One sort_tiles block: keys_in[map] -> sorted -> keys_out[map].
+  // Merges 1 .. R+5 of each warp's 32 x Items keys (blocked layout) with the
+  // warp's shuffle network (warp/warp_sort.cuh) instead of register rounds and
+  // shared-memory exchanges; slots >= valid keep their padding. Device only.
+  template <typename Compare>
+  struct warp_merges {
+    int valid;
+    Compare comp;
+    TILESORT_DEVICE void operator()(registers& r, int t) const {
+      const int warp_valid = valid - (t / 32) * (32 * Items);  // uniform in the warp
+      if (warp_valid >= 32 * Items) {
+        warp_sort_impl<32, false>(r.keys, r.values, 0, comp, warp_exchange<32>{});
+      } else if (warp_valid > 0) {
+        warp_sort_impl<32, true>(r.keys, r.values, warp_valid, comp, warp_exchange<32>{});
+      }
+    }
+  };
+
+  // sort() with the warp network for merges 1 .. R+5 (device only).
 #pragma nv_exec_check_disable
   template <typename Exec, typename Compare>
+  TILESORT_HD static void sort_warp_first(const Exec& ex, temp_storage& storage, int valid, int merges, Compare comp) {
+    ex.each(warp_merges<Compare>{valid, comp});
+    static_for<item_log + warp_log + 1, tile_log, 1>(sort_merge<Exec, Compare>{ex, storage, valid, merges, comp});
+  }
+
+  // One sort_tiles block: keys_in[map] -> sorted -> keys_out[map]. WarpFirst:
+  // the first merges by sort_warp_first (device only).
+#pragma nv_exec_check_disable
+  template <bool WarpFirst = false, typename Exec, typename Compare>
   TILESORT_HD static void sort_tile(const Exec& ex, temp_storage& storage, const Key* keys_in, Key* keys_out,
                                     const Value* values_in, Value* values_out, const bitonic_block_map& map,
                                     Compare comp) {
@@ -615,7 +642,11 @@ struct bitonic_tile {
     ex.barrier();
     ex.each(load_shared<0, 0>{&storage});
     if (valid < tile_items) pad_with_max<0, 0>(ex, storage, valid, comp);
-    sort(ex, storage, valid, ceil_log2(valid), comp);
+    if constexpr (WarpFirst) {
+      sort_warp_first(ex, storage, valid, ceil_log2(valid), comp);
+    } else {
+      sort(ex, storage, valid, ceil_log2(valid), comp);
+    }
     ex.barrier();
     ex.each(store_shared<0, 0>{&storage});
     ex.barrier();

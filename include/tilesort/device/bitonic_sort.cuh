@@ -114,6 +114,9 @@ struct bitonic_policy {
   // Sorts of tile_4k < n <= 16 tile_4k keys are one launch of one thread
   // block cluster on sm_90: up to 16 blocks of tile_4k.
   static constexpr int cluster_blocks = 16;
+  // n <= tile_1k: each warp's first merges (its 32 x 8 keys) by the warp's
+  // shuffle network rather than register rounds and shared-memory exchanges.
+  static constexpr bool small_warp_first = true;
   // merge_fused passes: runs of 2^A keys for the A in bitonic_fused_runs that
   // leave the tail a register round (A > R) and the head a stage (A < G).
   static constexpr unsigned fused_runs =
@@ -142,7 +145,9 @@ struct bitonic_sort_policy_for {
 };
 
 // ---------------------------------------------------------------- kernels
-template <typename Tile, typename Compare>
+// WarpFirst: each warp's first merges by its shuffle network (one-block sorts
+// of n <= 1024 keys; see bitonic_sort_policy).
+template <typename Tile, typename Compare, bool WarpFirst = false>
 __global__ void __launch_bounds__(Tile::threads, bitonic_min_blocks<Tile>)
     bitonic_sort_tiles_kernel(const typename Tile::key_type* keys_in, typename Tile::key_type* keys_out,
                               const typename Tile::value_type* values_in, typename Tile::value_type* values_out,
@@ -153,7 +158,7 @@ __global__ void __launch_bounds__(Tile::threads, bitonic_min_blocks<Tile>)
   typename Tile::registers registers;
   const bitonic_device_threads<typename Tile::registers> ex{registers};
   const bitonic_block_map map = plan.block_map(pass, blockIdx.x);
-  Tile::sort_tile(ex, storage, keys_in, keys_out, values_in, values_out, map, comp);
+  Tile::template sort_tile<WarpFirst>(ex, storage, keys_in, keys_out, values_in, values_out, map, comp);
 }
 
 // Strided: a merge_global pass (Flip: the merge's first); else merge_tiles.
@@ -391,17 +396,18 @@ cudaError_t bitonic_sort_one_tile(const typename Policy::key_type* keys_in, type
   using tile_4k = typename Policy::tile_4k;
   using tile_8k = typename Policy::tile_8k;
   using tile = typename Policy::tile;
-  const auto launch = [&](auto shape) {
+  const auto launch = [&](auto shape, auto warp_first) {
     using shape_tile = decltype(shape);
     const bitonic_plan plan = bitonic_plan::make(n, shape_tile::tile_log, Policy::run_log);
-    return bitonic_launch<bitonic_sort_tiles_kernel<shape_tile, Compare>>(
+    return bitonic_launch<bitonic_sort_tiles_kernel<shape_tile, Compare, decltype(warp_first)::value>>(
         1, shape_tile::threads, sizeof(typename shape_tile::temp_storage), stream, false, 0, keys_in, keys_out, values_in,
         values_out, plan, plan.pass(0), comp);
   };
-  if (tile_1k::tile_items < tile::tile_items && n <= tile_1k::tile_items) return launch(tile_1k{});
-  if (tile_4k::tile_items < tile::tile_items && n <= tile_4k::tile_items) return launch(tile_4k{});
-  if (tile_8k::tile_items < tile::tile_items && n <= tile_8k::tile_items) return launch(tile_8k{});
-  return launch(tile{});
+  if (tile_1k::tile_items < tile::tile_items && n <= tile_1k::tile_items)
+    return launch(tile_1k{}, std::bool_constant<Policy::small_warp_first>{});
+  if (tile_4k::tile_items < tile::tile_items && n <= tile_4k::tile_items) return launch(tile_4k{}, std::false_type{});
+  if (tile_8k::tile_items < tile::tile_items && n <= tile_8k::tile_items) return launch(tile_8k{}, std::false_type{});
+  return launch(tile{}, std::false_type{});
 }
 
 // The whole sort for checked arguments, n >= 0. Public so that tests can run
