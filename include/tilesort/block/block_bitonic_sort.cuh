@@ -607,18 +607,15 @@ struct bitonic_tile {
 
   // Merges 1 .. R+5 of each warp's 32 x Items keys (blocked layout) with the
   // warp's shuffle network (warp/warp_sort.cuh) instead of register rounds and
-  // shared-memory exchanges; slots >= valid keep their padding. Device only.
+  // shared-memory exchanges. Device only. Unguarded on partial tiles too: the
+  // slots >= valid hold the block's largest key (pad_with_max), the highest
+  // slots, which that flip network never moves either (it swaps only on a
+  // strict comparison, keys alone excepted, whose ties are identical).
   template <typename Compare>
   struct warp_merges {
-    int valid;
     Compare comp;
-    TILESORT_DEVICE void operator()(registers& r, int t) const {
-      const int warp_valid = valid - (t / 32) * (32 * Items);  // uniform in the warp
-      if (warp_valid >= 32 * Items) {
-        warp_sort_impl<32, false>(r.keys, r.values, 0, comp, warp_exchange<32>{});
-      } else if (warp_valid > 0) {
-        warp_sort_impl<32, true>(r.keys, r.values, warp_valid, comp, warp_exchange<32>{});
-      }
+    TILESORT_DEVICE void operator()(registers& r, int) const {
+      warp_sort_impl<32, false>(r.keys, r.values, 0, comp, warp_exchange<32>{});
     }
   };
 
@@ -629,7 +626,7 @@ struct bitonic_tile {
 #pragma nv_exec_check_disable
   template <typename Exec, typename Compare>
   TILESORT_HD static void sort_warp_first(const Exec& ex, temp_storage& storage, int valid, Compare comp) {
-    ex.each(warp_merges<Compare>{valid, comp});
+    ex.each(warp_merges<Compare>{comp});
     static_for<item_log + warp_log + 1, tile_log, 1>(sort_merge<Exec, Compare>{ex, storage, valid, tile_log, comp});
   }
 
