@@ -79,6 +79,9 @@ namespace detail {
 //     5124 / 6114; u64 2^24 2640 / 3018; u32 pairs 2^24 2601 / 3006.
 //   * n <= 1024, 4096, 8192: one block of 128 x 8, 256 x 16 or 512 x 16
 //     keys (more threads holding keys: 2-3x less latency than the big tile).
+//     n <= 1024: each warp first sorts its 256 keys with its shuffle network
+//     (small_warp_first): 1024 u32 keys 4.9 us of GPU time against 5.9 with
+//     register rounds and shared-memory exchanges, our merge sort 5.2.
 //     On sm_90, 4096 < n <= 16 x 4096: one cluster of up to 16 blocks of
 //     256 x 16. GPU time per call (the benchmark's method: input restored, a
 //     spin kernel hiding the host), cluster / our merge sort: 8192 13.3 /
