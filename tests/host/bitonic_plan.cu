@@ -333,8 +333,7 @@ struct host_threads {
 // Every fused run a tile can take: max(L, R) < A < G.
 template <typename Tile>
 constexpr unsigned all_fused_runs() {
-  const int low = Tile::item_log > Tile::run_log ? Tile::item_log : Tile::run_log;
-  return ~((2u << low) - 1) & ((1u << Tile::tile_log) - 1);
+  return bitonic_fused_runs_for(Tile::tile_log, Tile::item_log, Tile::run_log);
 }
 
 // The device sort's passes, each block run by host_threads: Tile for

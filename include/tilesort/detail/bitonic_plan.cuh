@@ -62,6 +62,13 @@ inline constexpr int bitonic_run_log = 5;
 // more kernel per key type.
 inline constexpr unsigned bitonic_fused_runs = (1u << 6) | (1u << 8) | (1u << 11);
 
+// Every run a tile of 2^tile_log keys, 2^item_log per thread, can fuse with
+// global runs of 2^run_log: max(item_log, run_log) < A < tile_log (the tail
+// takes a register round, the head at least one stage).
+TILESORT_HD constexpr unsigned bitonic_fused_runs_for(int tile_log, int item_log, int run_log) {
+  return ~((2u << (item_log > run_log ? item_log : run_log)) - 1) & ((1u << tile_log) - 1);
+}
+
 TILESORT_HD constexpr int ceil_log2(std::int64_t x) { return x <= 1 ? 0 : log2_floor(x - 1) + 1; }
 TILESORT_HD constexpr int min_int(int a, int b) { return a < b ? a : b; }
 TILESORT_HD constexpr int max_int(int a, int b) { return a > b ? a : b; }

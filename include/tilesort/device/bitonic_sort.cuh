@@ -122,9 +122,7 @@ struct bitonic_policy {
   static constexpr bool small_warp_first = true;
   // merge_fused passes: runs of 2^A keys for the A in bitonic_fused_runs that
   // leave the tail a register round (A > R) and the head a stage (A < G).
-  static constexpr unsigned fused_runs =
-      bitonic_fused_runs & ~((2u << (tile::item_log > RunLog ? tile::item_log : RunLog)) - 1) &
-      ((1u << tile::tile_log) - 1);
+  static constexpr unsigned fused_runs = bitonic_fused_runs & bitonic_fused_runs_for(tile::tile_log, tile::item_log, RunLog);
   static_assert(tile::tile_log == strided_tile::tile_log, "one tile, two block shapes");
   static_assert(sizeof(typename tile::temp_storage) <= 227 * 1024, "tile does not fit in shared memory");
 };
@@ -165,11 +163,14 @@ __global__ void __launch_bounds__(Tile::threads, bitonic_min_blocks<Tile>)
 }
 
 // Strided: a merge_global pass (Flip: the merge's first); else merge_tiles.
-template <typename Policy, bool Flip, bool Strided, typename Compare,
+// FusedRun = A > 0: a merge_fused pass, the tail of merge m and the head of
+// merge m+1 on runs of 2^A keys (Flip, not Strided).
+template <typename Policy, bool Flip, bool Strided, int FusedRun, typename Compare,
           typename Tile = std::conditional_t<Strided, typename Policy::strided_tile, typename Policy::tile>>
 __global__ void __launch_bounds__(Tile::threads, bitonic_min_blocks<Tile>)
     bitonic_merge_kernel(typename Policy::key_type* keys, typename Policy::value_type* values, bitonic_plan plan,
                          bitonic_pass pass, Compare comp) {
+  static_assert(FusedRun == 0 || (Flip && !Strided), "a fused pass starts the next merge with its flip, tile by tile");
   allow_next_kernel();
   wait_for_previous_kernel();  // keys are the previous pass's output
   extern __shared__ __align__(16) unsigned char bitonic_shared[];
@@ -177,22 +178,11 @@ __global__ void __launch_bounds__(Tile::threads, bitonic_min_blocks<Tile>)
   typename Tile::registers registers;
   const bitonic_device_threads<typename Tile::registers> ex{registers};
   const bitonic_block_map map = plan.block_map(pass, blockIdx.x);
-  Tile::template merge_tile<Flip, Strided>(ex, storage, keys, values, map, pass.stages, comp);
-}
-
-// A merge_fused pass: the tail of merge m and the head of merge m+1 on runs of 2^A keys.
-template <typename Policy, int A, typename Compare, typename Tile = typename Policy::tile>
-__global__ void __launch_bounds__(Tile::threads, bitonic_min_blocks<Tile>)
-    bitonic_fused_kernel(typename Policy::key_type* keys, typename Policy::value_type* values, bitonic_plan plan,
-                         bitonic_pass pass, Compare comp) {
-  allow_next_kernel();
-  wait_for_previous_kernel();  // keys are the previous pass's output
-  extern __shared__ __align__(16) unsigned char bitonic_shared[];
-  auto& storage = *reinterpret_cast<typename Tile::temp_storage*>(bitonic_shared);
-  typename Tile::registers registers;
-  const bitonic_device_threads<typename Tile::registers> ex{registers};
-  const bitonic_block_map map = plan.block_map(pass, blockIdx.x);
-  Tile::template fused_tile<A>(ex, storage, keys, values, map, comp);
+  if constexpr (FusedRun > 0) {
+    Tile::template fused_tile<FusedRun>(ex, storage, keys, values, map, comp);
+  } else {
+    Tile::template merge_tile<Flip, Strided>(ex, storage, keys, values, map, pass.stages, comp);
+  }
 }
 
 // ---------------------------------------------------------------- clusters (sm_90)
@@ -449,7 +439,7 @@ cudaError_t bitonic_sort_run(const typename Policy::key_type* keys_in, typename 
       TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_sort_tiles_kernel<tile, Compare>>(
           blocks, tile::threads, shared, stream, false, 0, keys_in, keys_out, values_in, values_out, plan, pass, comp)));
     } else if (pass.kind == bitonic_pass_kind::merge_tiles) {
-      TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, false, false, Compare>>(
+      TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, false, false, 0, Compare>>(
           blocks, tile::threads, shared, stream, dependent, 0, keys_out, values_out, plan, pass, comp)));
     } else if (pass.kind == bitonic_pass_kind::merge_fused) {
       cudaError_t error = cudaErrorInvalidValue;  // a run the policy has no kernel for (the plan never asks)
@@ -457,17 +447,17 @@ cudaError_t bitonic_sort_run(const typename Policy::key_type* keys_in, typename 
         constexpr int A = decltype(a)::value;
         if constexpr (((Policy::fused_runs >> A) & 1u) != 0) {
           if (pass.run == A)
-            error = bitonic_launch<bitonic_fused_kernel<Policy, A, Compare>>(blocks, tile::threads, shared, stream,
+            error = bitonic_launch<bitonic_merge_kernel<Policy, true, false, A, Compare>>(blocks, tile::threads, shared, stream,
                                                                              dependent, 0, keys_out, values_out, plan,
                                                                              pass, comp);
         }
       });
       TILESORT_RETURN_IF_ERROR(error);
     } else if (pass.flip) {
-      TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, true, true, Compare>>(
+      TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, true, true, 0, Compare>>(
           blocks, strided_tile::threads, strided_shared, stream, dependent, 0, keys_out, values_out, plan, pass, comp)));
     } else {
-      TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, false, true, Compare>>(
+      TILESORT_RETURN_IF_ERROR((bitonic_launch<bitonic_merge_kernel<Policy, false, true, 0, Compare>>(
           blocks, strided_tile::threads, strided_shared, stream, dependent, 0, keys_out, values_out, plan, pass, comp)));
     }
   }
