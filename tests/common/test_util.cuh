@@ -45,6 +45,19 @@ inline bool small_run() {
   return v != nullptr && v[0] == '1';
 }
 
+// __ballot_sync over a group of Ways lanes, on the host: every member's
+// predicate, one after the other (for the multi-lane merge-path searches).
+template <int Ways>
+struct host_ballot {
+  template <typename Pred>
+  __host__ __device__ unsigned operator()(const Pred& pred) const {
+    unsigned mask = 0;
+    for (int member = 0; member < Ways; ++member)
+      if (pred(member)) mask |= 1u << member;
+    return mask;
+  }
+};
+
 }  // namespace tilesort_test
 
 // First line of every GPU test: skip with a clear message where there is no device.

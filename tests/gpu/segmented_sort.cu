@@ -378,7 +378,7 @@ TEST(SegmentedSort, TileBoundaries) {
   const std::int64_t t = tilesort::detail::early_exit_policy_for<u32, tilesort::detail::no_value>::tile_items;
   const std::int64_t m = tilesort::detail::early_exit_policy_for<u32, tilesort::detail::no_value>::merge_tile_items;
   std::vector<std::int64_t> lengths;
-  for (std::int64_t c : {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192})
+  for (std::int64_t c : {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384})
     for (std::int64_t d : {-1, 0, 1}) lengths.push_back(c + d);
   for (std::int64_t c : {m, t, 2 * t, 3 * t, 4 * t, 5 * t})
     for (std::int64_t d : {-1, 0, 1}) lengths.push_back(c + d);
@@ -490,17 +490,18 @@ TEST(SegmentedSort, Statistics) {
       const auto forms = forms_for(l);
       if (std::find(forms.begin(), forms.end(), f) == forms.end()) continue;
       check<u32, false>(l, f, distribution::random, tilesort::less{}, o);
-      // Segments longer than max_row (8192) are merged: at mean 300 there are
+      constexpr std::int64_t max_row = tilesort::uniform_segments_policy<u32>::max_row;
+      // Segments longer than max_row (16384 for u32 keys) are merged: at mean 300 there are
       // none with overwhelming probability; at mean 10000 most keys are.
       // As uniform rows longer than that (a small random layout can be two
       // segments, the second shorter: uniform), every row is merged, the
       // short last one included.
       std::int64_t long_keys = 0, direct = 0;
-      const bool merged_rows = f == form::uniform && l.uniform_length() > 8192;
+      const bool merged_rows = f == form::uniform && l.uniform_length() > max_row;
       for (std::size_t i = 0; i < l.begin.size(); ++i) {
         const std::int64_t length = l.end[i] - l.begin[i];
-        if (length > 8192 || merged_rows) long_keys += length;
-        if (length >= 2 && length <= 8192 && !merged_rows) ++direct;
+        if (length > max_row || merged_rows) long_keys += length;
+        if (length >= 2 && length <= max_row && !merged_rows) ++direct;
       }
       EXPECT_EQ(long_keys, stats->blocksort_keys);
       EXPECT_EQ(direct, stats->direct_segments);

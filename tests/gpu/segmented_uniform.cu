@@ -11,8 +11,9 @@ namespace {
 using namespace tilesort_test;
 
 // Lengths that hit every row sorter and its edges (policy for 4-byte keys:
-// warp rows up to 32/64/128/256/512, block rows up to 1024/2048/4096/8192).
-const std::int64_t lengths[] = {2, 3, 31, 32, 33, 64, 100, 128, 255, 256, 300, 512, 513, 1000, 1024, 2048, 3000, 4096, 8192};
+// warp rows up to 32/64/128/256/512, block rows up to 1024/2048/4096/8192/16384).
+const std::int64_t lengths[] = {2,    3,    31,   32,   33,   64,   100,  128,   255,   256,  300,
+                                 512,  513,  1000, 1024, 2048, 3000, 4096, 8192, 10000, 16384};
 
 template <typename Key, typename Compare>
 std::vector<Key> reference_rows(std::vector<Key> keys, std::int64_t length, Compare comp) {

@@ -1,13 +1,14 @@
 // Host tests for detail/merge_jobs.cuh, the decisions of the early-exit merge
 // passes (locality sort, long segments of segmented sort):
 //   * merge_partition (with its O(1) shortcuts) against a brute-force count
-//     of a stable merge, at every boundary of every group;
+//     of a stable merge, at every boundary of every group, searched by one
+//     thread and by groups of 2, 8 and 32 lanes;
 //   * plan_group: in-order groups, windows (every key that moves lies inside,
 //     and the smallest width is chosen), tiles;
 //   * tile_sources / stays;
 //   * the whole engine emulated on the host — blocksort with its buffer
-//     choice, per-tile buffer records, job decisions, merge and window jobs,
-//     final copy — over random, sorted, nearly sorted, reversed and
+//     choice, per-tile buffer records, boundary windows, job decisions,
+//     merge and window jobs, final copy — over random, sorted, nearly sorted, reversed and
 //     few-distinct keys, one or many segments: checked index for index
 //     against std::stable_sort of each segment, and checked for races (no
 //     job writes a (buffer, position) that another job of the pass reads or
@@ -29,6 +30,7 @@ namespace {
 
 using namespace tilesort::detail;
 using tilesort_test::fresh_seed;
+using tilesort_test::host_ballot;
 
 struct item {
   int key;
@@ -100,9 +102,14 @@ TEST(MergeJobs, PartitionMatchesStableMergeAtEveryBoundary) {
     const run_group g{0, a_len, a_len + b_len};
     bool out_of_range = false;
     const array_keys key_at{keys.data(), static_cast<std::int64_t>(keys.size()), &out_of_range, nullptr};
-    for (std::int64_t x = 0; x <= g.end; ++x)
-      ASSERT_EQ(brute_partition(keys, g, x), merge_partition(g, x, key_at, by_key{}))
+    for (std::int64_t x = 0; x <= g.end; ++x) {
+      const std::int64_t expected = brute_partition(keys, g, x);
+      ASSERT_EQ(expected, merge_partition(g, x, key_at, by_key{}))
           << "a_len " << a_len << " b_len " << b_len << " kind " << kind << " x " << x;
+      ASSERT_EQ(expected, merge_partition<2>(g, x, key_at, by_key{}, host_ballot<2>{})) << "2 lanes, x " << x;
+      ASSERT_EQ(expected, merge_partition<8>(g, x, key_at, by_key{}, host_ballot<8>{})) << "8 lanes, x " << x;
+      ASSERT_EQ(expected, merge_partition<32>(g, x, key_at, by_key{}, host_ballot<32>{})) << "32 lanes, x " << x;
+    }
     ASSERT_FALSE(out_of_range);
   }
 }
@@ -261,6 +268,7 @@ struct engine {
   std::vector<std::uint8_t> locations, next_locations;
   int passes = 0;
   std::int64_t merge_jobs = 0, window_jobs = 0, final_copies = 0, presorted = 0;
+  std::int64_t boundary_windows = 0, unfixable = 0;  // the boundary kernel's windows and `tiles` boundaries
 
   struct job {
     bool window;
@@ -333,10 +341,46 @@ struct engine {
     }
   }
 
+  // The boundary kernel (one decision per blocksort-tile boundary), then its
+  // windows merged in place in a random order, checking that no two windows
+  // share a position and that each lies in one buffer.
+  void boundaries(std::mt19937_64& rng) {
+    std::vector<job> jobs;
+    for (std::size_t b = 0; b < block_segment.size(); ++b) {
+      const merge_segment s = segments[block_segment[b]];
+      const std::int64_t boundary = tiling::block_begin(s, b);
+      if (boundary == s.begin) continue;
+      const located at{buffer[in_output].data(), buffer[in_temp].data(), locations.data(), tiles(),
+                       static_cast<std::int64_t>(buffer[in_output].size()), s, &out_of_range};
+      const std::int64_t entry = tiling::entry_of(s, boundary);
+      const group_decision d =
+          plan_group(boundary_group(s, boundary, tile), at, widths, locations[entry - 1] == locations[entry], by_key{});
+      if (d.plan == group_plan::window) jobs.push_back({true, d.window_begin, d.window_end, entry});
+      if (d.plan == group_plan::tiles) ++unfixable;
+    }
+    std::set<std::int64_t> taken;
+    for (const job& jb : jobs) {
+      const merge_segment s = segment_of_entry(jb.entry);
+      for (std::int64_t q = jb.first; q < jb.second; ++q) {
+        ASSERT_EQ(locations[jb.entry], locations[tiling::entry_of(s, q)]) << "window across buffers";
+        ASSERT_TRUE(taken.insert(q).second) << "two boundary windows share position " << q;
+      }
+    }
+    std::shuffle(jobs.begin(), jobs.end(), rng);
+    for (const job& jb : jobs) {
+      auto& keys = buffer[locations[jb.entry]];
+      std::stable_sort(keys.begin() + jb.first, keys.begin() + jb.second, by_key{});  // A ++ B: the stable merge
+      ++boundary_windows;
+    }
+    ASSERT_FALSE(out_of_range) << "a boundary decision read outside its segment";
+  }
+
   // One pass: decide every tile (as the job kernel), then run the jobs (as the
   // merge kernel) in a random order, checking that no job writes a
-  // (buffer, position) any other job reads or writes.
+  // (buffer, position) any other job reads or writes. Like the job kernel,
+  // it does nothing when the boundary windows left every segment sorted.
   void pass(int p, std::mt19937_64& rng) {
+    if (unfixable == 0) return;
     const std::int64_t run = std::int64_t(tile) << p;
     std::vector<job> jobs;
     next_locations = locations;
@@ -440,6 +484,8 @@ void run_engine(const std::vector<item>& input, const std::vector<std::pair<std:
                 std::mt19937_64& rng, const char* what, Engine** keep = nullptr) {
   SCOPED_TRACE(what);
   Engine e(input, ranges);
+  e.boundaries(rng);
+  if (::testing::Test::HasFatalFailure()) return;
   for (int p = 0; p < e.passes; ++p) {
     e.pass(p, rng);
     if (::testing::Test::HasFatalFailure()) return;
@@ -529,20 +575,35 @@ TEST(MergeJobs, EngineEarlyExitCounts) {
   EXPECT_EQ(0, e->merge_jobs);
   EXPECT_EQ(0, e->window_jobs);
   EXPECT_EQ(0, e->final_copies);
+  EXPECT_EQ(0, e->boundary_windows);
+  EXPECT_EQ(0, e->unfixable);
   delete e;
-  // Nearly sorted (displacement < 4, below the smallest window): only window
-  // merges, in place.
+  // Nearly sorted (displacement < 4, below the smallest window): the boundary
+  // windows sort it, in place; the passes find nothing to do.
   std::vector<item> nearly(n);
   for (std::int64_t i = 0; i < n; ++i) nearly[i] = {static_cast<int>(i + rng() % 4), static_cast<int>(i)};
   run_engine<small>(nearly, {{0, n}}, rng, "nearly", &e);
   ASSERT_NE(nullptr, e);
+  EXPECT_GT(e->boundary_windows, 0);
+  EXPECT_EQ(0, e->unfixable);
   EXPECT_EQ(0, e->merge_jobs);
-  EXPECT_GT(e->window_jobs, 0);
+  EXPECT_EQ(0, e->window_jobs);
   EXPECT_EQ(0, e->final_copies);
+  delete e;
+  // Two long sorted runs swapped: one boundary no window fixes, so the passes
+  // run and their window merges finish the job (groups interface only).
+  std::vector<item> shifted(n);
+  for (std::int64_t i = 0; i < n; ++i)
+    shifted[i] = {static_cast<int>(i < n / 2 ? i + rng() % 4 : i - n / 2 + rng() % 4), static_cast<int>(i)};
+  run_engine<small>(shifted, {{0, n}}, rng, "two runs", &e);
+  ASSERT_NE(nullptr, e);
+  EXPECT_GT(e->unfixable, 0);
+  EXPECT_GT(e->merge_jobs + e->window_jobs, 0);
   delete e;
   // Random: (almost) every tile merges every pass and ends in keys_out by parity.
   run_engine<small>(make_input(rng, n, 0), {{0, n}}, rng, "random", &e);
   ASSERT_NE(nullptr, e);
+  EXPECT_GE(e->unfixable, 60);  // of 63 boundaries: random tiles need the passes
   EXPECT_GE(e->merge_jobs, 6 * n / 16 * 98 / 100);  // 6 passes x 256 merge tiles
   EXPECT_LE(e->final_copies, n / 16 / 50);
   delete e;

@@ -20,6 +20,7 @@ namespace {
 
 using namespace tilesort::detail;
 using tilesort_test::fresh_seed;
+using tilesort_test::host_ballot;
 using tilesort_test::sorted_random_ints;
 
 // ------------------------------------------------------------------ plan arithmetic
@@ -263,18 +264,6 @@ TEST(MergeSortPlan, HostSimulationPolicyShapes) {
 }
 
 // ------------------------------------------------------------------ the partition kernel's group search
-// __ballot_sync over a group of Ways lanes on the host: every member's predicate, one after the other.
-template <int Ways>
-struct host_ballot {
-  template <typename Pred>
-  TILESORT_HD unsigned operator()(const Pred& pred) const {
-    unsigned mask = 0;
-    for (int member = 0; member < Ways; ++member)
-      if (pred(member)) mask |= 1u << member;
-    return mask;
-  }
-};
-
 TEST(MergeSortPlan, GroupSearchMatchesBinarySearch) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed=" + std::to_string(seed));

@@ -35,8 +35,10 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "config.cuh"
+#include "merge_path.cuh"
 
 namespace tilesort::detail {
 
@@ -94,13 +96,24 @@ TILESORT_HD constexpr run_group run_group_of(const merge_segment& s, std::int64_
 }
 
 // ------------------------------------------------------------------ partitions
+// Keys of one run through a position accessor: at[i] = key_at(base + i).
+template <typename KeyAt>
+struct run_keys {
+  const KeyAt& key_at;
+  std::int64_t base;
+  TILESORT_HD auto operator[](std::int64_t i) const { return key_at(base + i); }
+};
+
 // Where the outputs from position x on (g.begin <= x <= g.end) start in A: the
 // absolute index g.begin + (A keys among outputs [g.begin, x)) of a stable
 // merge (ties take A first). key_at(p) reads the key at absolute position p.
 // Boundaries in the untouched prefix of A or suffix of B cost one or two
-// comparisons; the others a binary search over the diagonal.
-template <typename KeyAt, typename Compare>
-TILESORT_HD std::int64_t merge_partition(const run_group& g, std::int64_t x, const KeyAt& key_at, Compare comp) {
+// comparisons; the others a search over the diagonal: binary by one thread,
+// or Ways-way by a group of lanes (`ballot`, see merge_path_kway; every
+// member calls it alike and gets the answer).
+template <int Ways = 32, typename KeyAt, typename Compare, typename Ballot = binary_search_tag>
+TILESORT_HD std::int64_t merge_partition(const run_group& g, std::int64_t x, const KeyAt& key_at, Compare comp,
+                                         Ballot ballot = {}) {
   if (x <= g.begin) return g.begin;
   if (x >= g.end) return g.a_end;
   if (g.a_end == g.end) return x;  // no B: A's keys stay
@@ -108,21 +121,13 @@ TILESORT_HD std::int64_t merge_partition(const run_group& g, std::int64_t x, con
   if (x <= g.a_end && !comp(b_first, key_at(x - 1))) return x;  // A[.., x) precedes all of B
   const auto a_last = key_at(g.a_end - 1);
   if (x >= g.a_end && !comp(key_at(x), a_last)) return g.a_end;  // B[x - a_end, ..) follows all of A
-  const std::int64_t diagonal = x - g.begin;
-  const std::int64_t a_len = g.a_end - g.begin;
-  const std::int64_t b_len = g.end - g.a_end;
-  std::int64_t lo = diagonal > b_len ? diagonal - b_len : 0;
-  std::int64_t hi = diagonal < a_len ? diagonal : a_len;
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    // A[mid] goes before B[diagonal - 1 - mid] unless B's key is strictly smaller.
-    if (comp(key_at(g.a_end + diagonal - 1 - mid), key_at(g.begin + mid))) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
+  const run_keys<KeyAt> a{key_at, g.begin}, b{key_at, g.a_end};
+  const std::int64_t a_len = g.a_end - g.begin, b_len = g.end - g.a_end, diagonal = x - g.begin;
+  if constexpr (std::is_same_v<Ballot, binary_search_tag>) {
+    return g.begin + merge_path<std::int64_t>(a, a_len, b, b_len, diagonal, comp);
+  } else {
+    return g.begin + merge_path_kway<Ways, std::int64_t>(a, a_len, b, b_len, diagonal, comp, ballot);
   }
-  return g.begin + lo;
 }
 
 // ------------------------------------------------------------------ tiles
@@ -184,6 +189,21 @@ TILESORT_HD group_decision plan_group(const run_group& g, const KeyAt& key_at, c
     if (prefix_stays && suffix_stays) decision = {group_plan::window, lo, hi};
   }
   return decision;
+}
+
+// ------------------------------------------------------------------ boundaries
+// Before the first pass every blocksort-tile boundary of a segment is planned
+// once, as a group with A = the tile before it and B = the tile after it
+// (clamped to the segment), and every window it gets is merged in place at
+// once. The windows cannot overlap: their half widths are at most T / 2 and
+// boundaries are T apart. Afterwards a boundary that was in order or got a
+// window is in order, and a tile's keys between two windows stay between
+// them (a window's A keys precede the B key at its end, its B keys follow
+// the A key before its start): when no boundary planned `tiles`, the segment
+// is sorted and no merge pass has anything to do.
+TILESORT_HD constexpr run_group boundary_group(const merge_segment& s, std::int64_t boundary, std::int64_t tile) {
+  return {boundary - tile > s.begin ? boundary - tile : s.begin, boundary,
+          boundary + tile < s.end ? boundary + tile : s.end};
 }
 
 // ------------------------------------------------------------------ blocksort

@@ -12,6 +12,9 @@
 
 namespace tilesort::detail {
 
+// Passed instead of a ballot where one thread searches alone.
+struct binary_search_tag {};
+
 template <typename Index, typename KeyIterA, typename KeyIterB, typename Compare>
 TILESORT_HD Index merge_path(KeyIterA a, Index a_len, KeyIterB b, Index b_len, Index diagonal, Compare comp) {
   Index lo = diagonal > b_len ? diagonal - b_len : Index(0);

@@ -112,7 +112,6 @@ TILESORT_HD constexpr merge_partition_query merge_sort_partition_query(std::int6
 // `boundary_tile` takes. One 64-bit merge-path search over the pass's input:
 // binary, or Ways-way when a group of lanes searches together (`ballot`, see
 // merge_path_kway; every member gets the answer).
-struct binary_search_tag {};
 template <int Ways = 32, typename KeyIter, typename Compare, typename Ballot = binary_search_tag>
 TILESORT_HD std::int64_t merge_sort_partition(KeyIter keys, std::int64_t n, std::int64_t run, int merge_tile_items,
                                               std::int64_t boundary_tile, Compare comp, Ballot ballot = {}) {

@@ -10,14 +10,21 @@
 //                    sort when the tile is already in order, else block_sort;
 //                    write to keys_out or the temp buffer (blocksort_to_temp)
 //                    and record each merge tile's buffer.
-//   2. per pass: jobs   one thread per merge-tile boundary (a block of J threads
-//                       decides J - 1 tiles): the group's plan (in order /
-//                       window / tiles), the tile's partitions, merge or stay;
-//                       merge and window jobs go to one queue (warp-aggregated
-//                       atomics); the buffer of every tile for the next pass.
-//                merge  a fixed grid of persistent blocks drains the queue.
-//   3. final copy    tiles left in the temp buffer move to keys_out.
-// 3 + 2P launches; no host synchronisation, graph-capturable. Bytes moved:
+//   2. boundaries    one thread per blocksort tile plans the boundary at its
+//                    start (boundary_group): in order, a window merge, or out
+//                    of order (counted); then the merge kernel merges every
+//                    window at once, in place. Nearly sorted input is sorted
+//                    here, and every pass after finds nothing to do.
+//   3. per pass: jobs   a group of lanes per merge-tile boundary (a block of
+//                       G groups decides G - 1 tiles): the group's plan (in
+//                       order / window / tiles), the tile's partitions
+//                       (a multi-lane merge-path search), merge or stay;
+//                       merge and window jobs go to one queue (warp-
+//                       aggregated atomics); the buffer of every tile for
+//                       the next pass.
+//                merge  a fixed grid of resident blocks takes the queue's jobs.
+//   4. final copy    tiles left in the temp buffer move to keys_out.
+// 5 + 2P launches; no host synchronisation, graph-capturable. Bytes moved:
 // each key is read and written once by the blocksort (read only, for an
 // in-order tile sorted in place), then only by the merges that need it.
 //
@@ -27,6 +34,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -66,11 +74,18 @@ struct early_exit_merge_policy {
   static constexpr int merge_items = base::merge_items;
   static constexpr int merge_tile_items = base::merge_tile_items;  // M
   static constexpr int job_threads = 256;
+  // Lanes per merge-path search in the job kernel (merge_path_kway): a pass's
+  // searches wait for DRAM about log2(run) / log2(ways) times instead of
+  // log2(run), each wait being two dependent loads (the tile's buffer, then
+  // its key). merge_sort's partition kernel measured 8 best.
+  static constexpr int job_ways = base::partition_ways;
   static constexpr int copy_threads = 256;
-  // Merge blocks per SM the register budget must allow: 4 (64 registers at
-  // 256 threads) where that is spill-free (checked with -Xptxas -v: u32 and
-  // u64 keys, u64 + u32 pairs), 2 where it spilled (u32 + u32 pairs: 120
-  // bytes at 4, 72 at 3; 87 registers at 2).
+  // Merge blocks per SM the register budget must allow, which is also the
+  // merge kernel's grid per SM (its blocks take the queued jobs in a fixed
+  // order, so all of them must be resident): 4 (64 registers at 256 threads)
+  // for keys alone and u64 + u32 pairs, 2 for u32 + u32 pairs (87 registers).
+  // -Xptxas -v, nvcc 13.0, at 4: u32 keys spill 4 bytes (84 at 6), u64 + u32
+  // pairs 68, u64 keys 248 (none at 2 blocks; not measured against that).
   static constexpr int merge_min_blocks = merge_items * (ValueBytes > 0 ? 2 : 1) <= 16 ? 4 : 2;
   // Window half widths as fractions of M: 64, 256, 1024, 2048 keys for M = 4096.
   static constexpr int window_divisors[4] = {64, 16, 4, 2};
@@ -80,6 +95,7 @@ struct early_exit_merge_policy {
   static constexpr int local_num = 15;
   static constexpr int local_den = 16;
   static_assert(merge_tile_items / window_divisors[3] * 2 <= merge_tile_items, "a window must fit one merge tile");
+  static_assert(job_threads % 32 == 0 && 32 % job_ways == 0, "search groups tile whole warps");
 };
 
 namespace detail {
@@ -94,6 +110,17 @@ using early_exit_policy_for = early_exit_merge_policy<sizeof(Key), early_exit_ha
 
 template <typename Policy>
 using early_exit_tiling = merge_tiling<Policy::tile_items, Policy::merge_tile_items>;
+
+// The window half widths in keys, ascending (plan_group's argument).
+struct window_widths {
+  int half[4];
+};
+template <typename Policy>
+TILESORT_HD constexpr window_widths early_exit_window_widths() {
+  constexpr int m = Policy::merge_tile_items;
+  return {{m / Policy::window_divisors[0], m / Policy::window_divisors[1], m / Policy::window_divisors[2],
+           m / Policy::window_divisors[3]}};
+}
 
 // keys_out / values_out (location in_output) and the temp buffers (in_temp).
 template <typename Key, typename Value>
@@ -151,16 +178,17 @@ struct merge_pass_control {
   unsigned long long merge_tiles;
   unsigned long long window_merges;
   unsigned long long merged_keys;
-  unsigned job_count;   // jobs queued by the job kernel
-  unsigned job_cursor;  // jobs taken by the merge kernel
+  unsigned job_count;  // jobs queued by the job (or boundary) kernel
 };
 
 // Counters of one sort; zeroed (cudaMemsetAsync) before the first kernel.
 struct merge_control {
+  merge_pass_control boundary;  // the window merges at blocksort-tile boundaries, before pass 0
   merge_pass_control pass[sort_stats::max_passes];
-  // Merge-tile boundaries inside a segment whose keys are out of order after
-  // the blocksort (pass 0's job kernel counts them). None: every segment is
-  // sorted already, and the job kernels of later passes return at once.
+  // Blocksort-tile boundaries inside a segment whose keys are out of order
+  // after the blocksort and that no boundary window fixes (the boundary
+  // kernel counts them). None: every segment is sorted after the boundary
+  // windows, and every job kernel returns at once.
   unsigned out_of_order_boundaries;
   unsigned long long blocksort_tiles;
   unsigned long long presorted_tiles;
@@ -332,10 +360,57 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
   }
 }
 
+// ------------------------------------------------------------------ boundaries
+// One thread per blocksort entry plans the boundary at the start of its tile
+// (none at a segment's first tile) as detail/merge_jobs.cuh's boundary_group:
+// in order, a window merge (queued), or `tiles`, which it counts in
+// out_of_order_boundaries. It also copies its tile's locations to the next
+// pass's array (the windows merge in place), so that both arrays are right
+// when the passes find nothing to do.
+template <typename Policy, typename Key, typename Compare>
+__global__ void __launch_bounds__(Policy::job_threads)
+    early_exit_boundary_kernel(const Key* keys_out, const Key* keys_temp, merge_segment_list list,
+                               const std::uint8_t* locations, std::uint8_t* next_locations, merge_job* jobs,
+                               merge_control* control, Compare comp) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // the blocksort's keys and locations
+  using tiling = early_exit_tiling<Policy>;
+  constexpr auto widths = early_exit_window_widths<Policy>();
+  constexpr int k = tiling::merge_tiles_per_block;
+  const std::int64_t block = std::int64_t(blockIdx.x) * Policy::job_threads + threadIdx.x;
+  bool window = false, unfixable = false;
+  merge_job job{0, 0, 0, 1};
+  if (block < list.blocks()) {
+#pragma unroll
+    for (int i = 0; i < k; ++i) next_locations[block * k + i] = locations[block * k + i];
+    const merge_segment segment = list.segment_of_block(block);
+    const std::int64_t boundary = tiling::block_begin(segment, block);
+    if (boundary > segment.begin) {
+      const located_keys<Key, tiling> key_at{keys_out, keys_temp, locations, segment};
+      const std::int64_t entry = tiling::entry_of(segment, boundary);
+      const group_decision decision = plan_group(boundary_group(segment, boundary, Policy::tile_items), key_at,
+                                                 widths.half, locations[entry - 1] == locations[entry], comp);
+      window = decision.plan == group_plan::window;
+      unfixable = decision.plan == group_plan::tiles;
+      job = {decision.window_begin, decision.window_end, entry, 1};
+    }
+  }
+  merge_pass_control& counters = control->boundary;
+  const unsigned slot = warp_reserve(&counters.job_count, window);
+  if (window) jobs[slot] = job;
+  warp_add(&counters.window_merges, window ? 1u : 0u);
+  warp_add(&counters.merged_keys, static_cast<unsigned long long>(window ? job.second - job.first : 0));
+  const unsigned unfixed = __ballot_sync(0xffffffffu, unfixable);
+  if (unfixed != 0 && lane_id() == 0) atomicAdd(&control->out_of_order_boundaries, __popc(unfixed));
+}
+
 // ------------------------------------------------------------------ jobs
-// Thread t of block b handles the boundary at the start of merge-tile entry
-// b·(J - 1) + t; threads 0 .. J - 2 decide their tile (the last thread's
-// partition is its left neighbour's end).
+// A group of Ways lanes per merge-tile boundary: the lanes of block b handle
+// the boundaries at the start of merge-tile entries b·(G - 1) + g, g < G =
+// job_threads / Ways; groups 0 .. G - 2 decide their tile (the last group's
+// partition is its left neighbour's end). Every lane of a group computes the
+// same decision (their loads coincide); they differ only in the probes of the
+// merge-path search, and member 0 writes.
 template <typename Policy, typename Key, typename Compare>
 __global__ void __launch_bounds__(Policy::job_threads)
     early_exit_jobs_kernel(const Key* keys_out, const Key* keys_temp, merge_segment_list list, int pass,
@@ -343,59 +418,60 @@ __global__ void __launch_bounds__(Policy::job_threads)
                            merge_control* control, Compare comp) {
   allow_next_kernel();
   wait_for_previous_kernel();  // the keys, locations and counters of the kernels before
-  // Sorted input: nothing to merge in this pass or any other (the locations
-  // stay as pass 0 left them, in both arrays).
-  if (pass > 0 && control->out_of_order_boundaries == 0) return;
+  // Sorted by the blocksort and the boundary windows: nothing to merge in
+  // this pass or any other (the boundary kernel left both location arrays
+  // alike).
+  if (control->out_of_order_boundaries == 0) return;
   using tiling = early_exit_tiling<Policy>;
-  constexpr int threads = Policy::job_threads;
-  constexpr int m = Policy::merge_tile_items;
-  constexpr int half_widths[4] = {m / Policy::window_divisors[0], m / Policy::window_divisors[1],
-                                  m / Policy::window_divisors[2], m / Policy::window_divisors[3]};
-  __shared__ std::int64_t partitions[threads];
+  constexpr int ways = Policy::job_ways;
+  constexpr int groups = Policy::job_threads / ways;
+  constexpr auto widths = early_exit_window_widths<Policy>();
+  __shared__ std::int64_t partitions[groups];
   const std::int64_t tiles = list.blocks() * tiling::merge_tiles_per_block;
-  const std::int64_t first_entry = std::int64_t(blockIdx.x) * (threads - 1);
+  const std::int64_t first_entry = std::int64_t(blockIdx.x) * (groups - 1);
   if (first_entry >= tiles) return;  // the whole block
-  const std::int64_t entry = first_entry + threadIdx.x;
+  const int group_index = static_cast<int>(threadIdx.x) / ways;
+  const int member = static_cast<int>(threadIdx.x) % ways;
+  const int first_lane = lane_id() - member;
+  const unsigned members = ways == 32 ? 0xffffffffu : (1u << ways) - 1u;
+  const auto ballot = [=](auto pred) {
+    return (__ballot_sync(members << first_lane, pred(member)) >> first_lane) & members;
+  };
+  const std::int64_t entry = first_entry + group_index;
   const std::int64_t run = std::int64_t(Policy::tile_items) << pass;
 
   std::int64_t out_begin = 0, out_end = 0, p_begin = 0;
   run_group group{0, 0, 0};
   group_decision decision{group_plan::in_order, 0, 0};
   std::uint8_t location = in_output;
-  bool out_of_order = false;
   if (entry < tiles) {
     const merge_segment segment = list.segment_of_block(entry / tiling::merge_tiles_per_block);
     out_begin = tiling::tile_begin(segment, entry);
     out_end = tiling::tile_end(segment, entry);
     location = locations[entry];
-    if (pass == 0 && out_begin < out_end && out_end < segment.end) {
-      const located_keys<Key, tiling> key_at{keys_out, keys_temp, locations, segment};
-      out_of_order = comp(key_at(out_end), key_at(out_end - 1));
-    }
     if (out_begin < segment.end && run < segment.end - segment.begin) {
       group = run_group_of(segment, out_begin, run);
       if (group.a_end < group.end) {
         const located_keys<Key, tiling> key_at{keys_out, keys_temp, locations, segment};
         const bool one_buffer = locations[tiling::entry_of(segment, group.a_end - 1)] ==
                                 locations[tiling::entry_of(segment, group.a_end)];
-        decision = plan_group(group, key_at, half_widths, one_buffer, comp);
-        if (decision.plan == group_plan::tiles) p_begin = merge_partition(group, out_begin, key_at, comp);
+        decision = plan_group(group, key_at, widths.half, one_buffer, comp);
+        if (decision.plan == group_plan::tiles)
+          p_begin = merge_partition<ways>(group, out_begin, key_at, comp, ballot);
       }
     }
   }
-  if (pass == 0 && __any_sync(0xffffffffu, out_of_order) && lane_id() == 0)
-    atomicAdd(&control->out_of_order_boundaries, 1u);
-  partitions[threadIdx.x] = p_begin;
+  if (member == 0) partitions[group_index] = p_begin;
   __syncthreads();
 
   bool merge = false;
   bool window = false;
   merge_job job{0, 0, entry, 0};
-  if (threadIdx.x < threads - 1 && entry < tiles) {
+  if (member == 0 && group_index < groups - 1 && entry < tiles) {
     if (decision.plan == group_plan::tiles) {
       // A tile that ends its group takes the rest of A; otherwise its right
       // neighbour (same group) starts where it ends.
-      const std::int64_t p_end = out_end == group.end ? group.a_end : partitions[threadIdx.x + 1];
+      const std::int64_t p_end = out_end == group.end ? group.a_end : partitions[group_index + 1];
       merge = !tile_sources_of(group, out_begin, out_end, p_begin, p_end).stays();
       job = {p_begin, p_end, entry, 0};
     } else if (decision.plan == group_plan::window && out_begin == group.a_end) {
@@ -522,34 +598,26 @@ TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffe
   }
 }
 
-// A fixed grid of persistent blocks takes jobs off the pass's queue until it
-// is empty. A merge tile reads its slices from the buffers that hold them and
-// writes the other buffer at its own positions (nothing else reads there in
-// this pass); a window merge rewrites its window in place.
+// A fixed grid of persistent blocks, all resident, takes the queued jobs in a
+// fixed order (block b: jobs b, b + grid, ...): no atomics, and no barrier
+// to share a job (every thread reads it). A merge tile reads its slices from the buffers that
+// hold them and writes the other buffer at its own positions (nothing else
+// reads there in this pass); a window merge rewrites its window in place.
+// `run` is the pass's run length (window jobs do not use it).
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
-    early_exit_merge_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list, int pass,
-                            const std::uint8_t* locations, const merge_job* jobs, merge_control* control,
+    early_exit_merge_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list, std::int64_t run,
+                            const std::uint8_t* locations, const merge_job* jobs, const merge_pass_control* counters,
                             Compare comp) {
   allow_next_kernel();
   wait_for_previous_kernel();  // this pass's jobs
   using tiling = early_exit_tiling<Policy>;
   using storage_type = early_exit_merge_storage<Key, Value, Policy::merge_tile_items>;
   auto& storage = *reinterpret_cast<storage_type*>(early_exit_smem);
-  __shared__ merge_job current;
-  merge_pass_control& counters = control->pass[pass];
-  const unsigned queued = counters.job_count;  // final: the job kernel has finished
-  if (queued == 0) return;  // a pass with nothing to merge (local or short input) costs no atomics
-  const std::int64_t run = std::int64_t(Policy::tile_items) << pass;
-  while (true) {
-    if (threadIdx.x == 0) {
-      const unsigned next = atomicAdd(&counters.job_cursor, 1u);
-      current = next < queued ? jobs[next] : merge_job{0, 0, -1, 0};
-    }
-    __syncthreads();
-    const merge_job job = current;
-    __syncthreads();  // also: the previous job's last shared-memory reads are done
-    if (job.entry < 0) break;
+  const unsigned queued = counters->job_count;  // final: the job kernel has finished
+  for (unsigned next = blockIdx.x; next < queued; next += gridDim.x) {
+    const merge_job job = jobs[next];
+    __syncthreads();  // the previous job's last shared-memory reads are done
 
     // A window job or a merge tile decides what to merge and where; one call
     // merges either. (One inlined copy of the merge: two copies under an
@@ -584,10 +652,11 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
     // wrong merge; such a job is skipped rather than indexing shared memory
     // out of bounds, so the wrong keys show in the caller's checks and the
     // CUDA context survives.
-    if (a_count < 0 || a_count > count || count > Policy::merge_tile_items) continue;
-    // Bounds-checked path only (see merge_sort_merge_kernel).
-    early_exit_merge_slices<false, Policy>(storage, buffers, a, a_count, b, count, buffers.keys(destination),
-                                           buffers.values(destination), out_begin, comp);
+    if (a_count >= 0 && a_count <= count && count <= Policy::merge_tile_items) {
+      // Bounds-checked path only (see merge_sort_merge_kernel).
+      early_exit_merge_slices<false, Policy>(storage, buffers, a, a_count, b, count, buffers.keys(destination),
+                                             buffers.values(destination), out_begin, comp);
+    }
   }
 }
 
@@ -661,6 +730,9 @@ __global__ void early_exit_stats_kernel(sort_stats* stats, const merge_control* 
     s.blocksort_tiles = static_cast<std::int64_t>(control->blocksort_tiles);
     s.presorted_tiles = static_cast<std::int64_t>(control->presorted_tiles);
     s.blocksort_keys = static_cast<std::int64_t>(control->blocksort_keys);
+    s.boundary.merge_tiles = 0;
+    s.boundary.window_merges = static_cast<std::int64_t>(control->boundary.window_merges);
+    s.boundary.merged_keys = static_cast<std::int64_t>(control->boundary.merged_keys);
     for (int p = 0; p < s.merge_passes; ++p) {
       s.pass[p].merge_tiles = static_cast<std::int64_t>(control->pass[p].merge_tiles);
       s.pass[p].window_merges = static_cast<std::int64_t>(control->pass[p].window_merges);
@@ -730,15 +802,19 @@ cudaError_t early_exit_allow_smem(Kernel* kernel, std::size_t bytes) {
   return error != cudaSuccess ? error : restore_error;
 }
 
-// Grid of a persistent kernel: as many blocks as an SM can hold threads
-// (2048 on sm_80/sm_90) on every SM. Blocks that shared memory or registers
-// keep from being resident start when others finish, find the queue empty
-// and leave. (No occupancy query: it stays a plain attribute read, legal
-// while a graph is being captured.)
-inline cudaError_t resident_blocks(int threads, int& grid) {
-  int device = 0, sms = 0;
+inline cudaError_t device_sm_count(int& sms) {
+  int device = 0;
   TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
-  TILESORT_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+}
+
+// Grid of a kernel that loops over its work (the final copy): as many
+// blocks as an SM can hold threads (2048 on sm_80/sm_90) on every SM. (No
+// occupancy query: it stays a plain attribute read, legal while a graph is
+// being captured.)
+inline cudaError_t resident_blocks(int threads, int& grid) {
+  int sms = 0;
+  TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
   grid = sms * (2048 / threads > 0 ? 2048 / threads : 1);
   return cudaSuccess;
 }
@@ -752,7 +828,7 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   using tiling = early_exit_tiling<Policy>;
   if (layout.blocks <= 0) return cudaSuccess;
   if (passes > sort_stats::max_passes || layout.blocks > INT_MAX ||
-      ceil_div(layout.tiles, Policy::job_threads - 1) > INT_MAX)
+      ceil_div(layout.tiles, Policy::job_threads / Policy::job_ways - 1) > INT_MAX)
     return cudaErrorInvalidValue;
   char* base = static_cast<char*>(temp);
   std::uint8_t* locations = reinterpret_cast<std::uint8_t*>(base + layout.locations_offset);
@@ -773,23 +849,34 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   static_assert(alignof(storage_type) <= 16, "dynamic shared memory is 16-byte aligned");
   auto* merge_kernel = early_exit_merge_kernel<Policy, Key, Value, Compare>;
   TILESORT_RETURN_IF_ERROR(early_exit_allow_smem(merge_kernel, sizeof(storage_type)));
-  int merge_grid = 0;
-  TILESORT_RETURN_IF_ERROR(resident_blocks(Policy::merge_threads, merge_grid));
-  if (merge_grid > layout.tiles) merge_grid = static_cast<int>(layout.tiles);
-  const auto job_grid = static_cast<unsigned>(ceil_div(layout.tiles, Policy::job_threads - 1));
+  int sms = 0;
+  TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
+  // All resident (the jobs are taken in a fixed order): merge_min_blocks per SM.
+  const std::int64_t merge_grid = std::min<std::int64_t>(std::int64_t(sms) * Policy::merge_min_blocks, layout.tiles);
+  const auto job_grid = static_cast<unsigned>(ceil_div(layout.tiles, Policy::job_threads / Policy::job_ways - 1));
+  const auto boundary_grid = static_cast<unsigned>(ceil_div(layout.blocks, Policy::job_threads));
   // Every kernel after the blocksort starts as a dependent of the one before
   // (detail/dependent_launch.cuh): the passes lose no launch gaps, which are a
   // large part of a pass that finds little to merge.
   bool dependent = false;
   TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
+  TILESORT_RETURN_IF_ERROR(launch_kernel(early_exit_boundary_kernel<Policy, Key, Compare>, boundary_grid,
+                                         Policy::job_threads, 0, stream, dependent, buffers.keys_out,
+                                         buffers.keys_temp, list, locations_of(0), locations_of(1), jobs, control,
+                                         comp));
+  TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(merge_grid), Policy::merge_threads,
+                                         sizeof(storage_type), stream, dependent, buffers, list,
+                                         std::int64_t(Policy::tile_items), locations_of(0), jobs,
+                                         &control->boundary, comp));
   for (int pass = 0; pass < passes; ++pass) {
     TILESORT_RETURN_IF_ERROR(launch_kernel(early_exit_jobs_kernel<Policy, Key, Compare>, job_grid,
                                            Policy::job_threads, 0, stream, dependent, buffers.keys_out,
                                            buffers.keys_temp, list, pass, locations_of(pass), locations_of(pass + 1),
                                            jobs, control, comp));
     TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(merge_grid), Policy::merge_threads,
-                                           sizeof(storage_type), stream, dependent, buffers, list, pass,
-                                           locations_of(pass), jobs, control, comp));
+                                           sizeof(storage_type), stream, dependent, buffers, list,
+                                           std::int64_t(Policy::tile_items) << pass, locations_of(pass), jobs,
+                                           &control->pass[pass], comp));
   }
 
   auto* copy_kernel = early_exit_final_copy_kernel<Policy, Key, Value>;

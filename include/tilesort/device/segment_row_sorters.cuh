@@ -35,6 +35,10 @@ namespace tilesort {
 // rank and value at each of its log^2 stages, block_sort's merges move them
 // log times (2026-11-23, H100, u32 pairs: 17.6 GKeys/s for 256-key rows by
 // warps of 8 items, 83.0 for 1024-key rows by blocks of 128 x 8).
+// The largest shape, a block of 1024 threads (16384 4-byte keys or pairs, at
+// most 64 registers a thread), sorts segments of up to 16384 keys whole, in
+// one read and one write; longer segments take the merge path (a blocksort
+// and merge passes).
 template <typename Key, typename Value = void>
 struct uniform_segments_policy {
   struct shape {
@@ -50,14 +54,15 @@ struct uniform_segments_policy {
  private:
   static constexpr shape key_warps[] = {{8, 4}, {16, 4}, {32, 4}, {32, wide ? 4 : 8}, {32, wide ? 8 : 16}};
   static constexpr shape key_blocks[] = {{128, wide ? 4 : 8}, {128, wide ? 8 : 16}, {256, wide ? 8 : 16},
-                                         {512, wide ? 8 : 16}};
+                                         {512, wide ? 8 : 16}, {1024, wide ? 8 : 16}};
   static constexpr shape pair_warps[] = {{8, 4}, {16, 4}};
-  static constexpr shape pair_blocks[] = {{32, 4}, {64, 4}, {128, 4}, {128, 8}, {128, 16}, {256, 16}, {512, 16}};
-  static constexpr shape wide_pair_blocks[] = {{32, 4}, {64, 4}, {128, 4}, {128, 8}, {256, 8}, {512, 8}};
+  static constexpr shape pair_blocks[] = {{32, 4},   {64, 4},   {128, 4},  {128, 8},
+                                          {128, 16}, {256, 16}, {512, 16}, {1024, 16}};
+  static constexpr shape wide_pair_blocks[] = {{32, 4}, {64, 4}, {128, 4}, {128, 8}, {256, 8}, {512, 8}, {1024, 8}};
 
  public:
   static constexpr int warp_shape_count = pairs ? 2 : 5;
-  static constexpr int block_shape_count = !pairs ? 4 : wide ? 6 : 7;
+  static constexpr int block_shape_count = !pairs ? 5 : wide ? 7 : 8;
   static constexpr shape warp_shape(int i) { return pairs ? pair_warps[i] : key_warps[i]; }
   static constexpr shape block_shape(int i) {
     return !pairs ? key_blocks[i] : wide ? wide_pair_blocks[i] : pair_blocks[i];

@@ -3,7 +3,7 @@
 // description of device/segments.cuh works: offsets (32- or 64-bit, empty
 // segments, gaps), heads, a head-flag bitfield, uniform rows of any length.
 //
-// Uniform rows of up to uniform_segments_policy::max_row keys (8192 for
+// Uniform rows of up to uniform_segments_policy::max_row keys (16384 for
 // 4-byte keys) take the fast path: one launch, no scratch memory, the
 // smallest row sorter that holds a row:
 //   * rows of up to 512 keys: one logical warp per row (warp_sort, keys in
@@ -11,8 +11,8 @@
 //     the key's position in its row, which travels with the key (skipped for
 //     keys alone when equivalent keys are bitwise equal, e.g. integers under
 //     less/greater);
-//   * rows of up to 8192 keys (4096 for 8-byte keys or pairs): one block per
-//     row (block_sort, stable by construction).
+//   * rows of up to 16384 keys (8192 for 8-byte keys, or pairs wider than 8
+//     bytes): one block per row (block_sort, stable by construction).
 // Each row is read once and written once.
 //
 // Every other description (and longer rows) takes the general path, binning
@@ -34,7 +34,7 @@
 // (Files: device/segment_row_sorters.cuh holds the row sorters,
 // device/segment_classify.cuh steps 1-3 and 6, device/early_exit_merge.cuh
 // step 5; this file sizes everything and launches it.)
-// Launches: 1 memset + 2 + 9 bins + (3 + 2P) long-segment launches + 1 gap copy,
+// Launches: 1 memset + 2 + 10 bins + (3 + 2P) long-segment launches + 1 gap copy,
 // P = ceil(log2(longest possible segment / T)) (T = 8192 for 4-byte keys);
 // every launch has a fixed grid and reads its work count on the device, so
 // the whole call can be captured in a CUDA graph. A key is read and written
@@ -113,11 +113,6 @@ namespace detail {
 // and entry indices of long segments stay 32-bit far below it.
 inline constexpr std::int64_t max_segmented_keys = std::int64_t(1) << 40;
 
-inline cudaError_t device_sm_count(int& sms) {
-  int device = 0;
-  TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
-  return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-}
 
 // Everything the general path sizes on the host: bin capacities, the long
 // segments' entries and passes, the gap lists, the temp layout.

@@ -53,6 +53,11 @@ struct sort_stats {
   std::int64_t presorted_tiles;  //   of which already in order (not sorted again)
   std::int64_t blocksort_keys;   //   and their keys
 
+  // Before the first pass: window merges at blocksort-tile boundaries, all at
+  // once (merge_tiles stays 0). When they leave every boundary in order, no
+  // pass merges anything.
+  pass_counts boundary;
+
   int merge_passes;              // merge passes launched: entries of `pass` in use
   pass_counts pass[max_passes];
 
@@ -61,7 +66,7 @@ struct sort_stats {
 
   // Full-pass equivalents: keys written by merges (or by the final copy) / n.
   double merge_pass_equivalents() const {
-    std::int64_t keys = 0;
+    std::int64_t keys = boundary.merged_keys;
     for (int p = 0; p < merge_passes && p < max_passes; ++p) keys += pass[p].merged_keys;
     return n > 0 ? double(keys) / double(n) : 0.0;
   }
@@ -100,7 +105,11 @@ inline std::string format_sort_stats(const sort_stats& s) {
                 static_cast<long long>(s.blocksort_keys), 100.0 * double(s.blocksort_keys) / keys);
   out += line;
   out += "            merge tiles           window merges    merged keys\n";
-  std::int64_t merge_total = 0, window_total = 0, key_total = 0;
+  std::snprintf(line, sizeof line, "bounds : %9s %10s %12lld  %12lld (%7.2f%%)\n", "", "",
+                static_cast<long long>(s.boundary.window_merges), static_cast<long long>(s.boundary.merged_keys),
+                100.0 * double(s.boundary.merged_keys) / keys);
+  out += line;
+  std::int64_t merge_total = 0, window_total = s.boundary.window_merges, key_total = s.boundary.merged_keys;
   for (int p = 0; p < s.merge_passes && p < sort_stats::max_passes; ++p) {
     const auto& c = s.pass[p];
     std::snprintf(line, sizeof line, "pass %2d: %9lld (%7.2f%%) %12lld  %12lld (%7.2f%%)\n", p,
