@@ -20,7 +20,9 @@ using tilesort_test::user_key_less;
 template <typename Value>
 using value_array_t = std::conditional_t<std::is_void_v<Value>, int, Value>;
 
-// valid_items < 0: the full-tile overloads; otherwise the partial ones.
+// valid_items < 0: the full-tile overloads (sort_nearly and sort_pairs_nearly
+// for nearly_mode); otherwise the partial ones.
+constexpr int nearly_mode = -2;
 template <typename Key, typename Value, int BT, int IPT, typename Compare>
 __global__ void __launch_bounds__(BT) sort_tiles(Key* keys, value_array_t<Value>* values, int tiles, int valid_items,
                                                  Compare comp) {
@@ -33,7 +35,9 @@ __global__ void __launch_bounds__(BT) sort_tiles(Key* keys, value_array_t<Value>
 #pragma unroll
     for (int i = 0; i < IPT; ++i) k[i] = keys[first + i];
     if constexpr (std::is_void_v<Value>) {
-      if (valid_items < 0) {
+      if (valid_items == nearly_mode) {
+        sorter(storage).sort_nearly(k, comp);
+      } else if (valid_items < 0) {
         sorter(storage).sort(k, comp);
       } else {
         sorter(storage).sort(k, valid_items, comp);
@@ -42,7 +46,9 @@ __global__ void __launch_bounds__(BT) sort_tiles(Key* keys, value_array_t<Value>
       Value v[IPT];
 #pragma unroll
       for (int i = 0; i < IPT; ++i) v[i] = values[first + i];
-      if (valid_items < 0) {
+      if (valid_items == nearly_mode) {
+        sorter(storage).sort_pairs_nearly(k, v, comp);
+      } else if (valid_items < 0) {
         sorter(storage).sort_pairs(k, v, comp);
       } else {
         sorter(storage).sort_pairs(k, v, valid_items, comp);
@@ -208,6 +214,39 @@ void run_valid_counts(distribution d, Compare comp) {
   const int counts[] = {0, 1, 2, IPT + 1, tile / 2, static_cast<int>(2 + seed % (tile - 2)), tile - 1, tile, tile + 1,
                         3 * tile};
   for (int valid : counts) run_case<Key, Value, BT, IPT>(d, valid, comp, seed + valid);
+}
+
+// sort_nearly: keys i + rand() % d, from displacements the boundary windows
+// take to ones that need the block rounds, and random keys; checked like
+// sort() (stable, a permutation).
+template <typename Key, int BT, int IPT, typename Compare = tilesort::less>
+void run_nearly(std::uint64_t seed) {
+  const std::size_t n = static_cast<std::size_t>(tile_count(BT * IPT)) * BT * IPT;
+  std::mt19937_64 rng(seed);
+  for (int d : {1, 4, 64, 16 * IPT, 64 * IPT, BT * IPT}) {
+    SCOPED_TRACE(std::to_string(BT) + "x" + std::to_string(IPT) + " displacement " + std::to_string(d) +
+                 " seed=" + std::to_string(seed));
+    std::vector<Key> keys(n);
+    for (std::size_t i = 0; i < n; ++i) keys[i] = static_cast<Key>(i / 2 + rng() % d);  // ties: stability shows
+    run_keys<Key, void, BT, IPT>(keys, nearly_mode, Compare{});
+    run_keys<Key, std::uint32_t, BT, IPT>(keys, nearly_mode, Compare{});
+    if (::testing::Test::HasFailure()) return;
+  }
+  SCOPED_TRACE("random");
+  run_keys<Key, void, BT, IPT>(tilesort_test::make_keys<Key>(n, distribution::random, seed, Compare{}), nearly_mode,
+                               Compare{});
+  run_keys<Key, std::uint32_t, BT, IPT>(tilesort_test::make_keys<Key>(n, distribution::random, seed, Compare{}),
+                                        nearly_mode, Compare{});
+}
+
+TEST(BlockSortNearly, KeysAndPairs) {
+  REQUIRE_GPU();
+  const auto seed = fresh_seed();
+  run_nearly<std::uint32_t, 512, 16>(seed);  // the early-exit blocksort's shape
+  run_nearly<std::uint32_t, 128, 8>(seed);
+  run_nearly<std::uint64_t, 256, 8>(seed);
+  run_nearly<float, 64, 5>(seed);
+  run_nearly<std::int32_t, 32, 4>(seed);     // one warp: no windows, sort()
 }
 
 TEST(BlockSortValidItems, Keys) {

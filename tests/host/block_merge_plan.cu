@@ -14,6 +14,9 @@
 namespace {
 
 using tilesort::detail::block_merge_range;
+using tilesort::detail::boundary_window_fits;
+using tilesort::detail::boundary_window_moves;
+using tilesort::detail::boundary_window_range;
 using tilesort::detail::block_merge_rounds;
 using tilesort::detail::merge_range;
 using tilesort::detail::warp_merge_rounds;
@@ -206,9 +209,12 @@ struct thread_registers {
 };
 
 // Run the block sort's core on one tile: keys in blocked order, payload =
-// source position. Returns false on an unsafe shared-memory read.
+// source position. Returns false on an unsafe shared-memory read. `nearly`:
+// sort_nearly's boundary windows after the warp rounds (full tiles);
+// *windows tells whether they replaced the block rounds.
 template <typename Key, int BT, int IPT, bool Partial, typename Compare>
-bool simulate_block_sort(std::vector<Key>& keys, std::vector<int>& origin, int valid, Compare comp) {
+bool simulate_block_sort(std::vector<Key>& keys, std::vector<int>& origin, int valid, Compare comp,
+                         bool nearly = false, bool* windows = nullptr) {
   using core = tilesort::detail::block_merge_core<Key, int, BT, IPT>;
   using item = typename core::item;
   using layout = typename core::layout;
@@ -222,9 +228,28 @@ bool simulate_block_sort(std::vector<Key>& keys, std::vector<int>& origin, int v
   }
   std::vector<item> slots(core::buffer_slots);
   bool ok = true;
+  if (windows) *windows = false;
   for (int round = 0; round < core::rounds; ++round) {
     std::memset(static_cast<void*>(slots.data()), 0xA5, slots.size() * sizeof(item));  // stale data is visible
     item* raw = slots.data();
+    if (nearly && round == core::warp_rounds) {
+      for (int t = 0; t < BT; ++t) core::store(raw, t, threads[t].keys, threads[t].payload);
+      bool fits = true;
+      const auto key = [&](int p) { return slots[layout::index(p)].key; };
+      for (int w = 1; w < BT / 32; ++w) fits = fits && boundary_window_fits(w * 32 * IPT, IPT, key, comp);
+      if (fits) {
+        for (int t = 0; t < BT; ++t) {
+          if (!boundary_window_moves(t, IPT, BT * IPT)) continue;
+          const merge_range window = boundary_window_range(t, IPT);
+          checked_slots<item> view{slots.data(), layout::index(window.a_begin), layout::index(window.b_end)};
+          core::template merge_runs<false, false>(view, window, 16 * IPT, valid, threads[t].keys, threads[t].payload,
+                                                  comp);
+          ok = ok && view.ok;
+        }
+        if (windows) *windows = true;
+        break;
+      }
+    }
     for (int t = 0; t < BT; ++t) core::store(raw, t, threads[t].keys, threads[t].payload);
     const bool warp_round = round < core::warp_rounds;
     for (int t = 0; t < BT; ++t) {
@@ -308,6 +333,40 @@ TEST(BlockSortSimulation, FullTilesGreaterAndUser) {
   check_simulation<tilesort_test::user_key, 128, 7>(seed, tilesort_test::user_key_less{}, false);
   check_simulation<tilesort_test::user_key, 224, 3>(seed, tilesort_test::user_key_less{}, false);
   check_simulation<tilesort_test::user_key, 32, 17>(seed, tilesort_test::user_key_less{}, false);
+}
+
+// sort_nearly: keys within d of their sorted place take the boundary windows
+// when d fits them (and the block rounds otherwise); the result is the stable
+// sort either way.
+template <typename Key, int BT, int IPT>
+void check_nearly(std::uint64_t seed) {
+  constexpr int tile = BT * IPT;
+  SCOPED_TRACE("BT=" + std::to_string(BT) + " IPT=" + std::to_string(IPT) + " seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int d : {1, 2, 8, 16 * IPT / 2, 16 * IPT, 16 * IPT + 1, 64 * IPT, tile}) {
+    SCOPED_TRACE("displacement " + std::to_string(d));
+    std::vector<Key> input(tile);
+    for (int i = 0; i < tile; ++i) input[i] = static_cast<Key>(i / 3 + rng() % d);  // ties: stability shows
+    std::vector<Key> keys = input;
+    std::vector<int> origin(tile);
+    bool windows = false;
+    const bool safe = simulate_block_sort<Key, BT, IPT, false>(keys, origin, tile, tilesort::less{}, true, &windows);
+    EXPECT_TRUE(safe) << "a window merge read outside its window";
+    const std::vector<int> expected = reference_order(input, tile, tilesort::less{});
+    for (int p = 0; p < tile; ++p) ASSERT_EQ(expected[p], origin[p]) << "position " << p;
+    // Key i / 3 + r (r < d) ends within about 3d positions of i: for d <= 8
+    // that is inside every window (half a warp's run, 16 x IPT >= 48 keys).
+    if (d <= 8) EXPECT_TRUE(windows);
+    if (d == tile) EXPECT_FALSE(windows);
+  }
+}
+
+TEST(BlockSortSimulation, NearlySortedBoundaryWindows) {
+  const auto seed = fresh_seed();
+  check_nearly<std::uint32_t, 128, 16>(seed);
+  check_nearly<std::uint32_t, 512, 16>(seed);
+  check_nearly<std::uint64_t, 256, 8>(seed);
+  check_nearly<std::int32_t, 64, 3>(seed);
 }
 
 TEST(BlockSortSimulation, PartialTiles) {

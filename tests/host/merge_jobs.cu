@@ -249,6 +249,10 @@ TEST(MergeJobs, BlocksortBufferChoice) {
   EXPECT_TRUE(looks_local(15, 16, 15, 16));
   EXPECT_FALSE(looks_local(14, 16, 15, 16));
   EXPECT_TRUE(looks_local(0, 0, 15, 16));  // nothing sampled (a short tile)
+  EXPECT_EQ(in_output, uniform_location(1u << in_output));
+  EXPECT_EQ(in_temp, uniform_location(1u << in_temp));
+  EXPECT_EQ(-1, uniform_location(3u));
+  EXPECT_EQ(-1, uniform_location(0u));
 }
 
 // ------------------------------------------------------------------ the engine on the host
@@ -269,6 +273,8 @@ struct engine {
   int passes = 0;
   std::int64_t merge_jobs = 0, window_jobs = 0, final_copies = 0, presorted = 0;
   std::int64_t boundary_windows = 0, unfixable = 0;  // the boundary kernel's windows and `tiles` boundaries
+  unsigned location_mix = 0;  // as the device tracks it: OR of 1 << location over the tiles that hold keys
+  int uniform_passes = 0;     // passes whose tiles all lay in one buffer (by location_mix)
 
   struct job {
     bool window;
@@ -338,6 +344,7 @@ struct engine {
       std::stable_sort(keys.begin(), keys.end(), by_key{});
       std::copy(keys.begin(), keys.end(), buffer[location].begin() + begin);
       for (int i = 0; i < k; ++i) locations[b * k + i] = location;
+      location_mix |= 1u << location;
     }
   }
 
@@ -382,6 +389,17 @@ struct engine {
   void pass(int p, std::mt19937_64& rng) {
     if (unfixable == 0) return;
     const std::int64_t run = std::int64_t(tile) << p;
+    // The device reads keys straight from one buffer when the mix names only
+    // that one: then every tile that holds keys must be there.
+    const int uniform = uniform_location(location_mix);
+    if (uniform >= 0) {
+      ++uniform_passes;
+      for (std::int64_t e = 0; e < tiles(); ++e) {
+        const merge_segment s = segment_of_entry(e);
+        if (tiling::tile_begin(s, e) < s.end) ASSERT_EQ(uniform, locations[e]) << "entry " << e;
+      }
+    }
+    unsigned next_mix = 0;
     std::vector<job> jobs;
     next_locations = locations;
     std::vector<std::int64_t> partition(tiles() + 1, 0);
@@ -415,7 +433,9 @@ struct engine {
         jobs.push_back({true, decision[e].window_begin, decision[e].window_end, e});
       }
       next_locations[e] = merge ? static_cast<std::uint8_t>(locations[e] ^ 1) : locations[e];
+      next_mix |= 1u << next_locations[e];
     }
+    location_mix = next_mix;
     // Reads and writes of every job, as (buffer, position).
     std::map<std::pair<int, std::int64_t>, std::int64_t> writer;
     std::vector<std::vector<std::pair<int, std::int64_t>>> reads(jobs.size()), writes(jobs.size());
@@ -604,6 +624,7 @@ TEST(MergeJobs, EngineEarlyExitCounts) {
   run_engine<small>(make_input(rng, n, 0), {{0, n}}, rng, "random", &e);
   ASSERT_NE(nullptr, e);
   EXPECT_GE(e->unfixable, 60);  // of 63 boundaries: random tiles need the passes
+  EXPECT_GE(e->uniform_passes, 4);  // nearly every tile merges every pass: one buffer
   EXPECT_GE(e->merge_jobs, 6 * n / 16 * 98 / 100);  // 6 passes x 256 merge tiles
   EXPECT_LE(e->final_copies, n / 16 / 50);
   delete e;

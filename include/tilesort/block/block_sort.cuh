@@ -20,6 +20,11 @@
 //    __syncthreads(). Keys alone with identical equivalent keys and a
 //    power-of-two IPT do rounds 0-4 instead as bitonic merges across lanes
 //    in registers (__shfl_xor_sync): no shared memory, no search.
+// 3. sort_nearly (full tiles whose keys lie near their sorted place): after
+//    the warp rounds, if every boundary between two warps' runs passes two
+//    comparisons, one merge of the 32 x IPT keys around each boundary
+//    replaces the block rounds of step 2 (detail/block_merge_plan.cuh,
+//    boundary windows); otherwise step 2 runs as usual.
 // Payloads ride in shared memory beside their keys (one 8-byte access for a
 // 4-byte key and a 4-byte value). Values wider than a 32-bit source position
 // would make that item larger travel as the position instead and are
@@ -180,17 +185,24 @@ struct block_merge_core {
   template <bool Clamp, bool Partial, typename Slots, typename Compare>
   TILESORT_HD static void merge(const Slots& slots, int thread, int round, int valid_items,
                                 Key (&keys)[ItemsPerThread], Payload (&payload)[ItemsPerThread], Compare comp) {
-    const merge_range range = block_merge_range(thread, round, ItemsPerThread, tile_items);
+    merge_runs<Clamp, Partial>(slots, block_merge_range(thread, round, ItemsPerThread, tile_items),
+                               ItemsPerThread << round, valid_items, keys, payload, comp);
+  }
+
+  // The same for any run pair `range` whose runs are at most `max_run` long.
+  template <bool Clamp, bool Partial, typename Slots, typename Compare>
+  TILESORT_HD static void merge_runs(const Slots& slots, const merge_range& range, int max_run, int valid_items,
+                                     Key (&keys)[ItemsPerThread], Payload (&payload)[ItemsPerThread], Compare comp) {
     const int a_items = range.a_end - range.a_begin;
     const int b_items = Partial ? valid_b_items(range, valid_items) : range.b_end - range.b_begin;
     // Partial tiles: outputs past the valid keys are B's invalid tail, in place.
     const int diagonal = (Partial && range.diagonal > a_items + b_items) ? a_items + b_items : range.diagonal;
-    // Neither run is longer than IPT << round, which bounds the search's
+    // Neither run is longer than max_run, which bounds the search's
     // steps. With a power-of-two block every run pair is full, so the
     // search's probes stay inside it (merge_path_bounded) and need no branch.
     const int split = merge_path_bounded<is_pow2(BlockThreads)>(key_view<Slots>{slots, range.a_begin}, a_items,
                                                                 key_view<Slots>{slots, range.b_begin}, b_items,
-                                                                diagonal, ItemsPerThread << round, comp);
+                                                                diagonal, max_run, comp);
 
     int a = range.a_begin + split;
     int b = range.b_begin + (range.diagonal - split);
@@ -389,6 +401,19 @@ class block_sort {
     }
   }
 
+  // sort(keys, comp) for a full tile whose keys may lie near their sorted
+  // place: when, after the warps have sorted their 32 x IPT keys each, the
+  // keys that still move lie within 16 x IPT positions of the boundaries
+  // between warps (two comparisons per boundary tell), one merge of the keys
+  // around each boundary replaces the block-wide merge rounds; otherwise
+  // those rounds run as in sort(). The same result either way. `nearly` is a
+  // block-uniform switch: false does exactly what sort() does.
+  template <typename Compare = less>
+  TILESORT_DEVICE void sort_nearly(Key (&keys)[ItemsPerThread], Compare comp = {}, bool nearly = true) {
+    detail::no_value none[ItemsPerThread];
+    run<false>(keys, none, tile_items, comp, nearly);
+  }
+
   // Sort keys and move values with them (only when Value is not void). Stable.
   //   tilesort::block_sort<float, 256, 8, int> sorter(storage);
   //   sorter.sort_pairs(keys, values);
@@ -397,6 +422,14 @@ class block_sort {
                                   Compare comp = {}) {
     static_assert(!std::is_void_v<Value>, "block_sort::sort_pairs needs a Value type");
     pairs<false>(keys, values, tile_items, comp);
+  }
+
+  // sort_nearly for keys and values.
+  template <typename Compare = less>
+  TILESORT_DEVICE void sort_pairs_nearly(Key (&keys)[ItemsPerThread], value_array_type (&values)[ItemsPerThread],
+                                         Compare comp = {}, bool nearly = true) {
+    static_assert(!std::is_void_v<Value>, "block_sort::sort_pairs_nearly needs a Value type");
+    pairs<false>(keys, values, tile_items, comp, nearly);
   }
 
   // sort_pairs for a partial tile (see sort(keys, valid_items, comp)); the
@@ -450,16 +483,16 @@ class block_sort {
 
   template <bool Partial, typename Compare>
   TILESORT_DEVICE void pairs(Key (&keys)[ItemsPerThread], value_array_type (&values)[ItemsPerThread], int valid_items,
-                             Compare comp) {
+                             Compare comp, bool nearly = false) {
     if constexpr (payload_rule::by_index) {
       const int thread = detail::linear_thread_index();
       int origin[ItemsPerThread];
 #pragma unroll
       for (int i = 0; i < ItemsPerThread; ++i) origin[i] = thread * ItemsPerThread + i;
-      run<Partial>(keys, origin, valid_items, comp);
+      run<Partial>(keys, origin, valid_items, comp, nearly);
       permute_values(thread, values, origin);
     } else {
-      run<Partial>(keys, values, valid_items, comp);
+      run<Partial>(keys, values, valid_items, comp, nearly);
     }
   }
 
@@ -488,7 +521,7 @@ class block_sort {
 
   template <bool Partial, typename Payload, typename Compare>
   TILESORT_DEVICE void run(Key (&keys)[ItemsPerThread], Payload (&payload)[ItemsPerThread], int valid_items,
-                           Compare comp) {
+                           Compare comp, bool nearly = false) {
     using run_core = core_for<Payload>;
     const int thread = detail::linear_thread_index();
     auto* const slots = reinterpret_cast<typename run_core::item*>(storage_.bytes);
@@ -510,7 +543,37 @@ class block_sort {
         run_core::template merge<true, Partial>(slots, thread, round, valid_items, keys, payload, comp);
       }
     }
+    if constexpr (!Partial && run_core::rounds > run_core::warp_rounds) {
+      if (nearly && boundary_windows(thread, keys, payload, comp)) return;
+    }
     block_rounds<Partial>(thread, keys, payload, valid_items, comp);
+  }
+
+  // sort_nearly's step after the warp rounds (detail/block_merge_plan.cuh,
+  // boundary windows): store the warps' sorted runs, check every boundary
+  // between them, and if all fit, merge the windows around them; false (and
+  // nothing changed in registers) when one does not fit.
+  template <typename Payload, typename Compare>
+  TILESORT_DEVICE bool boundary_windows(int thread, Key (&keys)[ItemsPerThread], Payload (&payload)[ItemsPerThread],
+                                        Compare comp) {
+    using run_core = core_for<Payload>;
+    using layout = typename run_core::layout;
+    constexpr int warps = BlockThreads / detail::warp_threads;
+    auto* const slots = reinterpret_cast<typename run_core::item*>(storage_.bytes);
+    __syncwarp();  // the warp's last round read only the warp's own slots
+    run_core::store(slots, thread, keys, payload);
+    __syncthreads();
+    bool fits = true;
+    if (thread > 0 && thread < warps) {
+      const auto key = [&](int p) { return slots[layout::index(p)].key; };
+      fits = detail::boundary_window_fits(thread * detail::warp_threads * ItemsPerThread, ItemsPerThread, key, comp);
+    }
+    if (__syncthreads_and(fits) == 0) return false;
+    if (detail::boundary_window_moves(thread, ItemsPerThread, tile_items))
+      run_core::template merge_runs<false, false>(slots, detail::boundary_window_range(thread, ItemsPerThread),
+                                                  detail::warp_threads * ItemsPerThread / 2, tile_items, keys, payload,
+                                                  comp);
+    return true;
   }
 
   // Rounds whose run pairs span several warps. The first one's stores

@@ -51,6 +51,35 @@ TILESORT_HD constexpr merge_range block_merge_range(int thread, int round, int i
   return merge_range{begin, a_end, a_end, b_end, thread * items_per_thread - begin};
 }
 
+// Boundary windows, for tiles whose keys lie near their sorted place. After
+// the warp rounds every warp's run of W = 32 x IPT keys is sorted. When at
+// every boundary b = w·W between two warps' runs the keys that move lie
+// within H = W / 2 of b (A's key at b - H - 1 does not follow B's first key,
+// and B's key at b + H does not precede A's last: boundary_window_fits), one
+// merge of each window [b - H, b) ++ [b, b + H) finishes the sort. The
+// windows are disjoint, and the keys between two windows stay between them
+// (the argument of detail/merge_jobs.cuh's boundary windows). H is a
+// multiple of IPT, so thread t's outputs [t·IPT, (t+1)·IPT) lie in one window
+// or in the tile's first or last H keys, which stay.
+TILESORT_HD constexpr bool boundary_window_moves(int thread, int items_per_thread, int tile_items) {
+  const int run = warp_threads * items_per_thread;
+  const int first = thread * items_per_thread;
+  return first >= run / 2 && first < tile_items - run / 2;
+}
+TILESORT_HD constexpr merge_range boundary_window_range(int thread, int items_per_thread) {
+  const int run = warp_threads * items_per_thread;
+  const int first = thread * items_per_thread;
+  const int b = (first + run / 2) / run * run;
+  return merge_range{b - run / 2, b, b, b + run / 2, first - (b - run / 2)};
+}
+// The check at boundary b (0 < b < tile, a multiple of W); key(p) reads the
+// sorted runs' key at tile position p.
+template <typename KeyAt, typename Compare>
+TILESORT_HD bool boundary_window_fits(int b, int items_per_thread, const KeyAt& key, Compare comp) {
+  const int half = warp_threads * items_per_thread / 2;
+  return !comp(key(b), key(b - half - 1)) && !comp(key(b + half), key(b - 1));
+}
+
 // Partial tiles: only positions < valid_items hold keys; the others act as
 // +infinity ordered by position. Every round keeps the valid keys at positions
 // [0, valid_items) (a run's valid keys are its prefix), so B's valid keys are

@@ -226,4 +226,12 @@ TILESORT_HD constexpr bool looks_local(int in_order_pairs, int pairs, int num, i
 inline constexpr std::uint8_t in_output = 0;
 inline constexpr std::uint8_t in_temp = 1;
 
+// The buffer that holds every tile of a pass's input, from the OR of
+// 1 << location over its tiles; -1 when both buffers hold some (or no tile
+// was recorded). Random keys keep every tile in one buffer: each pass merges
+// every tile into the other one.
+TILESORT_HD constexpr int uniform_location(unsigned location_mix) {
+  return location_mix == (1u << in_output) ? in_output : location_mix == (1u << in_temp) ? in_temp : -1;
+}
+
 }  // namespace tilesort::detail

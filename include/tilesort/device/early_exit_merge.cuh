@@ -164,6 +164,15 @@ struct located_keys {
   }
 };
 
+// The keys of a pass whose tiles all lie in one buffer (see
+// merge_pass_control::location_mix): one load per key instead of two
+// dependent ones.
+template <typename Key>
+struct buffer_keys {
+  const Key* keys;
+  TILESORT_HD Key operator()(std::int64_t position) const { return keys[position]; }
+};
+
 // One queued job: a merge tile (first, second = its partitions) or a window
 // merge (first, second = the window), identified by its merge-tile entry (for
 // a window: the tile that starts at the interface).
@@ -179,6 +188,10 @@ struct merge_pass_control {
   unsigned long long window_merges;
   unsigned long long merged_keys;
   unsigned job_count;  // jobs queued by the job (or boundary) kernel
+  // Bit l set: some tile of this pass's input lies in buffer l (written by
+  // the blocksort for pass 0, by the job kernel of the pass before for the
+  // others). One bit alone: every key is in that buffer (uniform_location).
+  unsigned location_mix;
 };
 
 // Counters of one sort; zeroed (cudaMemsetAsync) before the first kernel.
@@ -293,13 +306,15 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
   const bool tile_ordered = __syncthreads_and(ordered) != 0;
   const int in_order_samples = __syncthreads_count(sample_in_order);
   const int samples = __syncthreads_count(sampled);
+  const bool local = tile_ordered || looks_local(in_order_samples, samples, Policy::local_num, Policy::local_den);
   if (threadIdx.x == 0) {
-    const bool local = tile_ordered || looks_local(in_order_samples, samples, Policy::local_num, Policy::local_den);
     state.location = blocksort_to_temp(local, state.passes) ? in_temp : in_output;
     state.ordered = tile_ordered;
   }
 
-  if (!tile_ordered) merge_sort_sort_registers<Full, typename shared::parts>(storage, keys, values, valid, comp);
+  // A local tile tries block_sort's boundary windows before its block rounds.
+  if (!tile_ordered)
+    merge_sort_sort_registers<Full, typename shared::parts>(storage, keys, values, valid, comp, local);
   __syncthreads();  // the transposes below reuse the sort's shared memory; `state` is complete
 
   valid = state.valid;
@@ -325,6 +340,7 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
     if (store_values) transpose::template store_striped<Full>(value_region, warp_valid, values_dst + warp_offset, lane);
   if (threadIdx.x < early_exit_tiling<Policy>::merge_tiles_per_block) state.locations[threadIdx.x] = location;
   if (threadIdx.x == 0) {
+    atomicOr(&control->pass[0].location_mix, 1u << location);
     atomicAdd(&control->blocksort_tiles, 1ull);
     if (in_order) atomicAdd(&control->presorted_tiles, 1ull);
     atomicAdd(&control->blocksort_keys, static_cast<unsigned long long>(valid));
@@ -440,24 +456,34 @@ __global__ void __launch_bounds__(Policy::job_threads)
   const std::int64_t entry = first_entry + group_index;
   const std::int64_t run = std::int64_t(Policy::tile_items) << pass;
 
+  // Every tile in one buffer (random keys): its keys are read directly.
+  const int uniform = uniform_location(control->pass[pass].location_mix);
   std::int64_t out_begin = 0, out_end = 0, p_begin = 0;
   run_group group{0, 0, 0};
   group_decision decision{group_plan::in_order, 0, 0};
   std::uint8_t location = in_output;
+  bool holds_keys = false;  // an entry past its segment's end holds none
   if (entry < tiles) {
     const merge_segment segment = list.segment_of_block(entry / tiling::merge_tiles_per_block);
     out_begin = tiling::tile_begin(segment, entry);
     out_end = tiling::tile_end(segment, entry);
-    location = locations[entry];
+    holds_keys = out_begin < segment.end;
+    location = uniform >= 0 ? static_cast<std::uint8_t>(uniform) : locations[entry];
     if (out_begin < segment.end && run < segment.end - segment.begin) {
       group = run_group_of(segment, out_begin, run);
       if (group.a_end < group.end) {
-        const located_keys<Key, tiling> key_at{keys_out, keys_temp, locations, segment};
-        const bool one_buffer = locations[tiling::entry_of(segment, group.a_end - 1)] ==
-                                locations[tiling::entry_of(segment, group.a_end)];
-        decision = plan_group(group, key_at, widths.half, one_buffer, comp);
-        if (decision.plan == group_plan::tiles)
-          p_begin = merge_partition<ways>(group, out_begin, key_at, comp, ballot);
+        const auto decide = [&](const auto& key_at, bool one_buffer) {
+          decision = plan_group(group, key_at, widths.half, one_buffer, comp);
+          if (decision.plan == group_plan::tiles)
+            p_begin = merge_partition<ways>(group, out_begin, key_at, comp, ballot);
+        };
+        if (uniform >= 0) {
+          decide(buffer_keys<Key>{uniform == in_temp ? keys_temp : keys_out}, true);
+        } else {
+          decide(located_keys<Key, tiling>{keys_out, keys_temp, locations, segment},
+                 locations[tiling::entry_of(segment, group.a_end - 1)] ==
+                     locations[tiling::entry_of(segment, group.a_end)]);
+        }
       }
     }
   }
@@ -480,6 +506,10 @@ __global__ void __launch_bounds__(Policy::job_threads)
     }
     next_locations[entry] = merge ? static_cast<std::uint8_t>(location ^ 1u) : location;
   }
+  const bool decided = member == 0 && group_index < groups - 1 && holds_keys;
+  const unsigned next_mix = __reduce_or_sync(0xffffffffu, decided ? 1u << (merge ? location ^ 1u : location) : 0u);
+  if (lane_id() == 0 && next_mix != 0 && pass + 1 < sort_stats::max_passes)
+    atomicOr(&control->pass[pass + 1].location_mix, next_mix);
   merge_pass_control& counters = control->pass[pass];
   const unsigned slot = warp_reserve(&counters.job_count, merge || window);
   if (merge || window) jobs[slot] = job;
@@ -508,8 +538,9 @@ struct slice_location {
 
 template <typename Tiling>
 TILESORT_DEVICE slice_location locate_slice(const merge_segment& segment, std::int64_t begin, std::int64_t end,
-                                            const std::uint8_t* locations) {
+                                            const std::uint8_t* locations, int uniform) {
   if (begin >= end) return {begin, begin, in_output, in_output};
+  if (uniform >= 0) return {begin, begin, static_cast<std::uint8_t>(uniform), static_cast<std::uint8_t>(uniform)};
   const std::int64_t tile = Tiling::entry_of(segment, begin);
   const std::int64_t boundary = Tiling::tile_begin(segment, tile + 1);
   const std::uint8_t before = locations[tile];
@@ -607,14 +638,15 @@ TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffe
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
     early_exit_merge_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list, std::int64_t run,
-                            const std::uint8_t* locations, const merge_job* jobs, const merge_pass_control* counters,
-                            Compare comp) {
+                            const std::uint8_t* locations, const unsigned* location_mix, const merge_job* jobs,
+                            const merge_pass_control* counters, Compare comp) {
   allow_next_kernel();
   wait_for_previous_kernel();  // this pass's jobs
   using tiling = early_exit_tiling<Policy>;
   using storage_type = early_exit_merge_storage<Key, Value, Policy::merge_tile_items>;
   auto& storage = *reinterpret_cast<storage_type*>(early_exit_smem);
   const unsigned queued = counters->job_count;  // final: the job kernel has finished
+  const int uniform = uniform_location(*location_mix);  // every tile in this buffer, or -1
   for (unsigned next = blockIdx.x; next < queued; next += gridDim.x) {
     const merge_job job = jobs[next];
     __syncthreads();  // the previous job's last shared-memory reads are done
@@ -631,7 +663,7 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
     if (job.window) {
       // In place: both interface tiles live in one buffer (checked by the job kernel).
       const std::int64_t a_end = tiling::tile_begin(segment, job.entry);
-      destination = locations[job.entry];
+      destination = uniform >= 0 ? static_cast<std::uint8_t>(uniform) : locations[job.entry];
       a = slice_location{job.first, job.first, destination, destination};
       b = slice_location{a_end, a_end, destination, destination};
       count = static_cast<int>(job.second - job.first);
@@ -642,9 +674,9 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
       const std::int64_t out_end = tiling::tile_end(segment, job.entry);
       const run_group group = run_group_of(segment, out_begin, run);
       const tile_sources src = tile_sources_of(group, out_begin, out_end, job.first, job.second);
-      a = locate_slice<tiling>(segment, src.a_begin, src.a_end, locations);
-      b = locate_slice<tiling>(segment, src.b_begin, src.b_end, locations);
-      destination = static_cast<std::uint8_t>(locations[job.entry] ^ 1u);
+      a = locate_slice<tiling>(segment, src.a_begin, src.a_end, locations, uniform);
+      b = locate_slice<tiling>(segment, src.b_begin, src.b_end, locations, uniform);
+      destination = static_cast<std::uint8_t>((uniform >= 0 ? uniform : locations[job.entry]) ^ 1u);
       count = static_cast<int>(out_end - out_begin);
       a_count = static_cast<int>(src.a_end - src.a_begin);
     }
@@ -866,8 +898,8 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
                                          comp));
   TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(merge_grid), Policy::merge_threads,
                                          sizeof(storage_type), stream, dependent, buffers, list,
-                                         std::int64_t(Policy::tile_items), locations_of(0), jobs,
-                                         &control->boundary, comp));
+                                         std::int64_t(Policy::tile_items), locations_of(0),
+                                         &control->pass[0].location_mix, jobs, &control->boundary, comp));
   for (int pass = 0; pass < passes; ++pass) {
     TILESORT_RETURN_IF_ERROR(launch_kernel(early_exit_jobs_kernel<Policy, Key, Compare>, job_grid,
                                            Policy::job_threads, 0, stream, dependent, buffers.keys_out,
@@ -875,8 +907,8 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
                                            jobs, control, comp));
     TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(merge_grid), Policy::merge_threads,
                                            sizeof(storage_type), stream, dependent, buffers, list,
-                                           std::int64_t(Policy::tile_items) << pass, locations_of(pass), jobs,
-                                           &control->pass[pass], comp));
+                                           std::int64_t(Policy::tile_items) << pass, locations_of(pass),
+                                           &control->pass[pass].location_mix, jobs, &control->pass[pass], comp));
   }
 
   auto* copy_kernel = early_exit_final_copy_kernel<Policy, Key, Value>;

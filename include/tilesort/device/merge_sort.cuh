@@ -232,19 +232,20 @@ struct merge_sort_blocksort_parts {
 };
 
 // block_sort on a tile in registers (blocked; `valid` in range unless Full).
+// `nearly`: sort_nearly's boundary windows first (full tiles).
 template <bool Full, typename Parts, int Items, typename Key, typename Value, typename Compare>
 TILESORT_DEVICE void merge_sort_sort_registers(typename Parts::storage& storage, Key (&keys)[Items],
-                                               Value (&values)[Items], int valid, Compare comp) {
+                                               Value (&values)[Items], int valid, Compare comp, bool nearly = false) {
   typename Parts::sort_type sorter(storage.sort);
   if constexpr (Parts::pairs) {
     if constexpr (Full) {
-      sorter.sort_pairs(keys, values, comp);
+      sorter.sort_pairs_nearly(keys, values, comp, nearly);
     } else {
       sorter.sort_pairs(keys, values, valid, comp);
     }
   } else {
     if constexpr (Full) {
-      sorter.sort(keys, comp);
+      sorter.sort_nearly(keys, comp, nearly);
     } else {
       sorter.sort(keys, valid, comp);
     }
