@@ -242,7 +242,6 @@ void add_segments_general_cases(const options& opt, std::vector<bench_case>& cas
     if (!opt.wants_type(type)) continue;
     const bool pairs = std::string(type) == "pairs32";
     for (const entry& e : layouts) {
-      if (opt.quick && (std::string(e.name) == "one" || std::string(e.name) == "L=1")) continue;
       for (std::int64_t n : e.n > 0 && opt.sizes.empty() ? std::vector<std::int64_t>{e.n} : sizes) {
         if (n <= 0 || n > INT_MAX) continue;
         const std::string name = e.name;
