@@ -506,17 +506,39 @@ __global__ void __launch_bounds__(Policy::job_threads)
     }
     next_locations[entry] = merge ? static_cast<std::uint8_t>(location ^ 1u) : location;
   }
-  const bool decided = member == 0 && group_index < groups - 1 && holds_keys;
-  const unsigned next_mix = __reduce_or_sync(0xffffffffu, decided ? 1u << (merge ? location ^ 1u : location) : 0u);
-  if (lane_id() == 0 && next_mix != 0 && pass + 1 < sort_stats::max_passes)
+  // The block's decisions go to its first warp (lane g: group g), which
+  // queues the jobs and adds the counters with one atomic each per block:
+  // per-warp atomics on these few addresses serialised in L2 and took a
+  // large part of the kernel.
+  __shared__ merge_job decided_jobs[groups];
+  __shared__ unsigned decided_kind[groups];  // bit 0 merge, bit 1 window, bits 2-3: 1 << next location
+  if (member == 0) {
+    const bool keeps = group_index < groups - 1 && holds_keys;
+    decided_jobs[group_index] = job;
+    decided_kind[group_index] = (merge ? 1u : 0u) | (window ? 2u : 0u) |
+                                (keeps ? (1u << (merge ? location ^ 1u : location)) << 2 : 0u);
+  }
+  __syncthreads();
+  if (threadIdx.x >= 32) return;
+  static_assert(groups <= 32, "one warp gathers the block's decisions");
+  const unsigned kind = threadIdx.x < groups ? decided_kind[threadIdx.x] : 0u;
+  const bool queue_merge = (kind & 1u) != 0, queue_window = (kind & 2u) != 0;
+  const merge_job mine = threadIdx.x < groups ? decided_jobs[threadIdx.x] : merge_job{};
+  const unsigned next_mix = __reduce_or_sync(0xffffffffu, kind >> 2);
+  if (threadIdx.x == 0 && next_mix != 0 && pass + 1 < sort_stats::max_passes)
     atomicOr(&control->pass[pass + 1].location_mix, next_mix);
   merge_pass_control& counters = control->pass[pass];
-  const unsigned slot = warp_reserve(&counters.job_count, merge || window);
-  if (merge || window) jobs[slot] = job;
-  warp_add(&counters.merge_tiles, merge ? 1u : 0u);
-  warp_add(&counters.window_merges, window ? 1u : 0u);
-  warp_add(&counters.merged_keys, static_cast<unsigned long long>(merge ? out_end - out_begin
-                                                                        : (window ? job.second - job.first : 0)));
+  const unsigned slot = warp_reserve(&counters.job_count, queue_merge || queue_window);
+  if (queue_merge || queue_window) jobs[slot] = mine;
+  std::int64_t keys = 0;
+  if (queue_window) keys = mine.second - mine.first;
+  if (queue_merge) {
+    const merge_segment segment = list.segment_of_block(mine.entry / tiling::merge_tiles_per_block);
+    keys = tiling::tile_end(segment, mine.entry) - tiling::tile_begin(segment, mine.entry);
+  }
+  warp_add(&counters.merge_tiles, queue_merge ? 1u : 0u);
+  warp_add(&counters.window_merges, queue_window ? 1u : 0u);
+  warp_add(&counters.merged_keys, static_cast<unsigned long long>(keys));
 }
 
 // ------------------------------------------------------------------ merge
