@@ -248,9 +248,15 @@ __global__ void __launch_bounds__(Policy::classify_threads)
         if (copy_values) values_out[r.begin] = values_in[r.begin];
       }
     }
-    for (int b = 0; b < bins.count; ++b) {
-      const bool mine = bin == b;
-      if (__any_sync(0xffffffffu, mine)) {
+    // Only the bins some lane of the warp has (one reservation each); none
+    // at all for a warp of one-key segments.
+    const bool direct = bin >= 0 && bin < bins.count;
+    unsigned present = __reduce_or_sync(0xffffffffu, direct ? 1u << bin : 0u);
+    if (present != 0) {
+      while (present != 0) {
+        const int b = __ffs(static_cast<int>(present)) - 1;
+        present &= present - 1;
+        const bool mine = bin == b;
         const unsigned long long slot = warp_reserve_n(&control->bin_count[b], mine ? 1ull : 0ull);
         if (mine) {
           if (static_cast<std::int64_t>(slot) < bins.entries[b]) {
@@ -260,10 +266,9 @@ __global__ void __launch_bounds__(Policy::classify_threads)
           }
         }
       }
+      warp_add(&control->direct_segments, direct ? 1ull : 0ull);
+      warp_add(&control->direct_keys, direct ? static_cast<unsigned long long>(length) : 0ull);
     }
-    const bool direct = bin >= 0 && bin < bins.count;
-    warp_add(&control->direct_segments, direct ? 1ull : 0ull);
-    warp_add(&control->direct_keys, direct ? static_cast<unsigned long long>(length) : 0ull);
 
     const bool is_long = bin == bins.count;
     if (__any_sync(0xffffffffu, is_long)) {
