@@ -17,6 +17,7 @@
 #pragma once
 
 #include "config.cuh"
+#include "merge_jobs.cuh"  // plan_group
 
 namespace tilesort::detail {
 
@@ -72,12 +73,14 @@ TILESORT_HD constexpr merge_range boundary_window_range(int thread, int items_pe
   const int b = (first + run / 2) / run * run;
   return merge_range{b - run / 2, b, b, b + run / 2, first - (b - run / 2)};
 }
-// The check at boundary b (0 < b < tile, a multiple of W); key(p) reads the
-// sorted runs' key at tile position p.
+// The check at boundary b (0 < b < tile, a multiple of W): merge_jobs.cuh's
+// plan_group on the two runs with the one half width H (in order or a window
+// fits; `tiles` does not). key(p) reads the sorted runs' key at tile position p.
 template <typename KeyAt, typename Compare>
 TILESORT_HD bool boundary_window_fits(int b, int items_per_thread, const KeyAt& key, Compare comp) {
-  const int half = warp_threads * items_per_thread / 2;
-  return !comp(key(b), key(b - half - 1)) && !comp(key(b + half), key(b - 1));
+  const int run = warp_threads * items_per_thread;
+  const int half_width[1] = {run / 2};
+  return plan_group(run_group{b - run, b, b + run}, key, half_width, true, comp).plan != group_plan::tiles;
 }
 
 // Partial tiles: only positions < valid_items hold keys; the others act as

@@ -473,7 +473,7 @@ __global__ void __launch_bounds__(Policy::job_threads)
     out_end = tiling::tile_end(segment, entry);
     holds_keys = out_begin < segment.end;
     location = uniform >= 0 ? static_cast<std::uint8_t>(uniform) : locations[entry];
-    if (out_begin < segment.end && run < segment.end - segment.begin) {
+    if (holds_keys && run < segment.end - segment.begin) {
       group = run_group_of(segment, out_begin, run);
       if (group.a_end < group.end) {
         const auto decide = [&](const auto& key_at, bool one_buffer) {
@@ -515,10 +515,12 @@ __global__ void __launch_bounds__(Policy::job_threads)
   // per-warp atomics on these few addresses serialised in L2 and took a
   // large part of the kernel.
   __shared__ merge_job decided_jobs[groups];
+  __shared__ std::int64_t decided_keys[groups];  // keys the job writes
   __shared__ unsigned decided_kind[groups];  // bit 0 merge, bit 1 window, bits 2-3: 1 << next location
   if (member == 0) {
     const bool keeps = group_index < groups - 1 && holds_keys;
     decided_jobs[group_index] = job;
+    decided_keys[group_index] = merge ? out_end - out_begin : (window ? job.second - job.first : 0);
     decided_kind[group_index] = (merge ? 1u : 0u) | (window ? 2u : 0u) |
                                 (keeps ? (1u << (merge ? location ^ 1u : location)) << 2 : 0u);
   }
@@ -534,15 +536,10 @@ __global__ void __launch_bounds__(Policy::job_threads)
   merge_pass_control& counters = control->pass[pass];
   const unsigned slot = warp_reserve(&counters.job_count, queue_merge || queue_window);
   if (queue_merge || queue_window) jobs[slot] = mine;
-  std::int64_t keys = 0;
-  if (queue_window) keys = mine.second - mine.first;
-  if (queue_merge) {
-    const merge_segment segment = list.segment_of_block(mine.entry / tiling::merge_tiles_per_block);
-    keys = tiling::tile_end(segment, mine.entry) - tiling::tile_begin(segment, mine.entry);
-  }
   warp_add(&counters.merge_tiles, queue_merge ? 1u : 0u);
   warp_add(&counters.window_merges, queue_window ? 1u : 0u);
-  warp_add(&counters.merged_keys, static_cast<unsigned long long>(keys));
+  warp_add(&counters.merged_keys,
+           static_cast<unsigned long long>(threadIdx.x < groups ? decided_keys[threadIdx.x] : 0));
 }
 
 // ------------------------------------------------------------------ merge
