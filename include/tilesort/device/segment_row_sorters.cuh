@@ -74,20 +74,23 @@ struct uniform_segments_policy {
 namespace detail {
 
 // A key and its position in its row; ties between equivalent keys go to the
-// lower position, which turns an unstable network into a stable sort.
+// lower position, which turns an unstable network into a stable sort. The
+// rank is a full word beside keys of 4 bytes or more (the struct's size is
+// the same, and ptxas then needs no byte permutes to pack and unpack it).
+template <typename Key>
+using rank_type = std::conditional_t<(sizeof(Key) >= 4), std::uint32_t, std::uint16_t>;
 template <typename Key>
 struct ranked_key {
   Key key;
-  std::uint16_t rank;
+  rank_type<Key> rank;
 };
 template <typename Compare>
 struct rank_tiebreak {
   Compare comp;
   template <typename Key>
   TILESORT_HD bool operator()(const ranked_key<Key>& a, const ranked_key<Key>& b) const {
-    if (comp(a.key, b.key)) return true;
-    if (comp(b.key, a.key)) return false;
-    return a.rank < b.rank;
+    // Both comparisons always, combined bitwise: no branch in the network.
+    return comp(a.key, b.key) | (!comp(b.key, a.key) & (a.rank < b.rank));
   }
 };
 
@@ -163,19 +166,23 @@ __global__ __launch_bounds__(BlockThreads) void sort_rows_by_warps(Rows rows, co
     Key keys[Items];
     Value values[Items];
     load_consecutive<Items>(keys_in + s.row_begin + s.first, s.mine, keys);
-    if constexpr (has_values<Value>) load_consecutive<Items>(values_in + s.row_begin + s.first, s.mine, values);
 
     if constexpr (ranked) {
       ranked_key<Key> ranked_keys[Items];
 #pragma unroll
-      for (int i = 0; i < Items; ++i) ranked_keys[i] = {keys[i], static_cast<std::uint16_t>(s.first + i)};
-      if constexpr (has_values<Value>) {
-        warp_sort_pairs<Lanes>(ranked_keys, values, s.row_items, rank_tiebreak<Compare>{comp});
-      } else {
-        warp_sort<Lanes>(ranked_keys, s.row_items, rank_tiebreak<Compare>{comp});
-      }
+      for (int i = 0; i < Items; ++i) ranked_keys[i] = {keys[i], static_cast<rank_type<Key>>(s.first + i)};
+      warp_sort<Lanes>(ranked_keys, s.row_items, rank_tiebreak<Compare>{comp});
 #pragma unroll
       for (int i = 0; i < Items; ++i) keys[i] = ranked_keys[i].key;
+      if constexpr (has_values<Value>) {
+        // Values do not ride through the network: each sorted key's rank is
+        // its value's position in the row, so the values are gathered from
+        // the row afterwards (the row's few lines, read once from DRAM).
+#pragma unroll
+        for (int i = 0; i < Items; ++i)
+          if (i < s.mine) values[i] = values_in[s.row_begin + ranked_keys[i].rank];
+        __syncwarp();  // in place: every lane has read its row's values before any lane stores
+      }
     } else {
       warp_sort<Lanes>(keys, s.row_items, comp);
     }
