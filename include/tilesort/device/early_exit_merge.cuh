@@ -20,8 +20,9 @@
 //                       order / window / tiles), the tile's partitions
 //                       (a multi-lane merge-path search), merge or stay;
 //                       merge and window jobs go to one queue (warp-
-//                       aggregated atomics); the buffer of every tile for
-//                       the next pass.
+//                       aggregated atomics), resolved (slices, buffers,
+//                       destination: merge_job); the buffer of every tile
+//                       for the next pass.
 //                merge  a fixed grid of resident blocks takes the queue's jobs.
 //   4. final copy    tiles left in the temp buffer move to keys_out.
 // 5 + 2P launches; no host synchronisation, graph-capturable. Bytes moved:
@@ -66,7 +67,11 @@ namespace tilesort {
 // random / nearly sorted, median of 9): 4 blocks per SM 1052-1062 / 205-210
 // us; 6 blocks (84 bytes of spill) 1199 / 218; 5 blocks 1101 / 216; 16-lane
 // job searches 1073 / 210; twice the resident grid 1036 / 215; one block per
-// merge tile 1054 / 255.
+// merge tile 1054 / 255. Resolved jobs (the merge kernel reads one record,
+// no segment, location or run arithmetic): 1027-1040 / 203-208 us, 5 blocks
+// then 1087-1095 / 211. Prefetching into L1 every key the job kernel's plan
+// and first search round read: no change (job kernel 14.0 -> 14.4 us under
+// ncu), not kept.
 template <std::size_t KeyBytes, std::size_t ValueBytes>
 struct early_exit_merge_policy {
   using base = merge_sort_policy<KeyBytes, ValueBytes>;
@@ -177,15 +182,77 @@ struct buffer_keys {
   TILESORT_HD Key operator()(std::int64_t position) const { return keys[position]; }
 };
 
-// One queued job: a merge tile (first, second = its partitions) or a window
-// merge (first, second = the window), identified by its merge-tile entry (for
-// a window: the tile that starts at the interface).
+// One queued job, resolved by the kernel that queues it, so that the merge
+// kernel reads one record and nothing else before its keys: merge A
+// (a_count keys from a_begin) and B (count - a_count keys from b_begin) into
+// [out_begin, out_begin + count) of buffer `destination`. A merge tile's
+// slices lie in at most two merge tiles each, whose buffers may differ: A's
+// first a_split keys are in buffer a_before, the others in a_after (B
+// likewise). A window merge runs in place: out_begin = a_begin, one buffer.
 struct merge_job {
-  std::int64_t first;
-  std::int64_t second;
-  std::int64_t entry;
-  int window;
+  std::int64_t a_begin;
+  std::int64_t b_begin;
+  std::int64_t out_begin;
+  std::uint16_t count, a_count, a_split, b_split;
+  std::uint8_t a_before, a_after, b_before, b_after, destination;
 };
+
+// Where the keys of one input slice [begin, end) live: merge tiles are
+// M-aligned in their segment, so a slice of at most M keys lies in at most
+// two, split at `boundary`.
+struct slice_location {
+  std::int64_t begin;
+  std::int64_t boundary;
+  std::uint8_t before;  // buffer of positions < boundary
+  std::uint8_t after;   // and of the others
+};
+
+template <typename Tiling>
+TILESORT_DEVICE slice_location locate_slice(const merge_segment& segment, std::int64_t begin, std::int64_t end,
+                                            const std::uint8_t* locations, int uniform) {
+  if (begin >= end) return {begin, begin, in_output, in_output};
+  if (uniform >= 0) return {begin, begin, static_cast<std::uint8_t>(uniform), static_cast<std::uint8_t>(uniform)};
+  const std::int64_t tile = Tiling::entry_of(segment, begin);
+  const std::int64_t boundary = Tiling::tile_begin(segment, tile + 1);
+  const std::uint8_t before = locations[tile];
+  return {begin, boundary, before, end > boundary ? locations[tile + 1] : before};
+}
+
+// The job of a merge tile whose outputs src.out_begin .. src.out_end come
+// from slices `a` and `b` (locate_slice), written to buffer `destination`.
+TILESORT_DEVICE merge_job tile_job(const tile_sources& src, const slice_location& a, const slice_location& b,
+                                   std::uint8_t destination) {
+  const std::int64_t count = src.out_end - src.out_begin;
+  const std::int64_t a_count = src.a_end - src.a_begin, b_count = src.b_end - src.b_begin;
+  // Partitions that do not describe a merge can only follow an earlier wrong
+  // merge: such a job merges nothing (count 0) rather than indexing shared
+  // memory out of bounds, so the wrong keys show in the caller's checks and
+  // the CUDA context survives.
+  if (a_count < 0 || b_count < 0 || count > 0xffff) return {src.a_begin, src.b_begin, src.out_begin};
+  const std::int64_t a_split = a.boundary - a.begin < a_count ? a.boundary - a.begin : a_count;
+  const std::int64_t b_split = b.boundary - b.begin < b_count ? b.boundary - b.begin : b_count;
+  return {src.a_begin,
+          src.b_begin,
+          src.out_begin,
+          static_cast<std::uint16_t>(count),
+          static_cast<std::uint16_t>(a_count),
+          static_cast<std::uint16_t>(a_split),
+          static_cast<std::uint16_t>(b_split),
+          a.before,
+          a.after,
+          b.before,
+          b.after,
+          destination};
+}
+
+// The job of an in-place window merge of [begin, end) around `interface`,
+// in buffer `location`.
+TILESORT_DEVICE merge_job window_job(std::int64_t begin, std::int64_t interface, std::int64_t end,
+                                     std::uint8_t location) {
+  const auto a_count = static_cast<std::uint16_t>(interface - begin);
+  return {begin,    interface, begin,    static_cast<std::uint16_t>(end - begin), a_count, a_count, 0, location,
+          location, location,  location, location};
+}
 
 struct merge_pass_control {
   unsigned long long merge_tiles;
@@ -399,7 +466,7 @@ __global__ void __launch_bounds__(Policy::job_threads)
   constexpr int k = tiling::merge_tiles_per_block;
   const std::int64_t block = std::int64_t(blockIdx.x) * Policy::job_threads + threadIdx.x;
   bool window = false, unfixable = false;
-  merge_job job{0, 0, 0, 1};
+  merge_job job{};
   if (block < list.blocks()) {
 #pragma unroll
     for (int i = 0; i < k; ++i) next_locations[block * k + i] = locations[block * k + i];
@@ -412,14 +479,14 @@ __global__ void __launch_bounds__(Policy::job_threads)
                                                  widths.half, locations[entry - 1] == locations[entry], comp);
       window = decision.plan == group_plan::window;
       unfixable = decision.plan == group_plan::tiles;
-      job = {decision.window_begin, decision.window_end, entry, 1};
+      job = window_job(decision.window_begin, boundary, decision.window_end, locations[entry]);
     }
   }
   merge_pass_control& counters = control->boundary;
   const unsigned slot = warp_reserve(&counters.job_count, window);
   if (window) jobs[slot] = job;
   warp_add(&counters.window_merges, window ? 1u : 0u);
-  warp_add(&counters.merged_keys, static_cast<unsigned long long>(window ? job.second - job.first : 0));
+  warp_add(&counters.merged_keys, static_cast<unsigned long long>(window ? job.count : 0));
   const unsigned unfixed = __ballot_sync(0xffffffffu, unfixable);
   if (unfixed != 0 && lane_id() == 0) atomicAdd(&control->out_of_order_boundaries, __popc(unfixed));
 }
@@ -463,12 +530,13 @@ __global__ void __launch_bounds__(Policy::job_threads)
   // Every tile in one buffer (random keys): its keys are read directly.
   const int uniform = uniform_location(control->pass[pass].location_mix);
   std::int64_t out_begin = 0, out_end = 0, p_begin = 0;
+  merge_segment segment{};
   run_group group{0, 0, 0};
   group_decision decision{group_plan::in_order, 0, 0};
   std::uint8_t location = in_output;
   bool holds_keys = false;  // an entry past its segment's end holds none
   if (entry < tiles) {
-    const merge_segment segment = list.segment_of_block(entry / tiling::merge_tiles_per_block);
+    segment = list.segment_of_block(entry / tiling::merge_tiles_per_block);
     out_begin = tiling::tile_begin(segment, entry);
     out_end = tiling::tile_end(segment, entry);
     holds_keys = out_begin < segment.end;
@@ -496,17 +564,21 @@ __global__ void __launch_bounds__(Policy::job_threads)
 
   bool merge = false;
   bool window = false;
-  merge_job job{0, 0, entry, 0};
+  merge_job job{};
   if (member == 0 && group_index < groups - 1 && entry < tiles) {
     if (decision.plan == group_plan::tiles) {
       // A tile that ends its group takes the rest of A; otherwise its right
       // neighbour (same group) starts where it ends.
       const std::int64_t p_end = out_end == group.end ? group.a_end : partitions[group_index + 1];
-      merge = !tile_sources_of(group, out_begin, out_end, p_begin, p_end).stays();
-      job = {p_begin, p_end, entry, 0};
+      const tile_sources src = tile_sources_of(group, out_begin, out_end, p_begin, p_end);
+      merge = !src.stays();
+      if (merge)
+        job = tile_job(src, locate_slice<tiling>(segment, src.a_begin, src.a_end, locations, uniform),
+                       locate_slice<tiling>(segment, src.b_begin, src.b_end, locations, uniform),
+                       static_cast<std::uint8_t>(location ^ 1u));
     } else if (decision.plan == group_plan::window && out_begin == group.a_end) {
       window = true;
-      job = {decision.window_begin, decision.window_end, entry, 1};
+      job = window_job(decision.window_begin, out_begin, decision.window_end, location);
     }
     next_locations[entry] = merge ? static_cast<std::uint8_t>(location ^ 1u) : location;
   }
@@ -520,7 +592,7 @@ __global__ void __launch_bounds__(Policy::job_threads)
   if (member == 0) {
     const bool keeps = group_index < groups - 1 && holds_keys;
     decided_jobs[group_index] = job;
-    decided_keys[group_index] = merge ? out_end - out_begin : (window ? job.second - job.first : 0);
+    decided_keys[group_index] = merge || window ? job.count : 0;
     decided_kind[group_index] = (merge ? 1u : 0u) | (window ? 2u : 0u) |
                                 (keeps ? (1u << (merge ? location ^ 1u : location)) << 2 : 0u);
   }
@@ -549,58 +621,37 @@ struct early_exit_merge_storage {
   Value values[early_exit_has_values<Value> ? transpose_slots<Value>(TileItems) : 1];
 };
 
-// Where the keys of one input slice [begin, begin + count) live: merge tiles
-// are M-aligned in their segment, so a slice of at most M keys lies in at most
-// two, split at `boundary`.
-struct slice_location {
-  std::int64_t begin;
-  std::int64_t boundary;
-  std::uint8_t before;  // buffer of positions < boundary
-  std::uint8_t after;   // and of the others
-};
-
-template <typename Tiling>
-TILESORT_DEVICE slice_location locate_slice(const merge_segment& segment, std::int64_t begin, std::int64_t end,
-                                            const std::uint8_t* locations, int uniform) {
-  if (begin >= end) return {begin, begin, in_output, in_output};
-  if (uniform >= 0) return {begin, begin, static_cast<std::uint8_t>(uniform), static_cast<std::uint8_t>(uniform)};
-  const std::int64_t tile = Tiling::entry_of(segment, begin);
-  const std::int64_t boundary = Tiling::tile_begin(segment, tile + 1);
-  const std::uint8_t before = locations[tile];
-  return {begin, boundary, before, end > boundary ? locations[tile + 1] : before};
-}
-
-// Merge A (a_count keys at `a`) and B (count - a_count keys at `b`) into
-// [out_begin, out_begin + count) of keys_dst. Every global read happens before
-// the barrier that precedes the first global write, so the output may overlap
-// the inputs (window merges run in place).
+// Merge job `job`'s A and B into its outputs. Every global read happens
+// before the barrier that precedes the first global write, so the output may
+// overlap the inputs (window merges run in place).
 template <bool Full, typename Policy, typename Key, typename Value, typename Storage, typename Compare>
 TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffers<Key, Value>& buffers,
-                                             const slice_location& a, int a_count, const slice_location& b, int count,
-                                             Key* keys_dst, Value* values_dst, std::int64_t out_begin,
-                                             Compare comp) {
+                                             const merge_job& job, Compare comp) {
   constexpr int threads = Policy::merge_threads;
   constexpr int items = Policy::merge_items;
   constexpr bool pairs = early_exit_has_values<Value>;
+  Key* keys_dst = buffers.keys(job.destination);
+  Value* values_dst = buffers.values(job.destination);
+  const int count = job.count;
+  const int a_count = job.a_count;
   // 1. A ++ B into shared memory, striped (coalesced reads): item j < a_count
-  //    is A's key a.begin + j, the others B's b.begin + j - a_count, each from
-  //    the buffer its side of the slice's boundary names. Four predicated
-  //    sweeps (A before, A after, B before, B after the boundary) address
+  //    is A's key a_begin + j, the others B's b_begin + j - a_count, each from
+  //    the buffer its side of the slice's split names. Four predicated
+  //    sweeps (A before, A after, B before, B after the split) address
   //    every load as one base plus a constant and issue all of them before
   //    the first shared-memory store (see merge_sort_merge_steps::load).
   const int thread = static_cast<int>(threadIdx.x);
-  const int a_split = static_cast<int>(a.boundary - a.begin < a_count ? a.boundary - a.begin : a_count);
-  const int b_split = a_count + static_cast<int>(b.boundary - b.begin < count - a_count ? b.boundary - b.begin
-                                                                                          : count - a_count);
+  const int a_split = job.a_split;
+  const int b_split = a_count + job.b_split;
   const auto gather = [&](auto* dst, auto buffer_of) {
-    using T = std::remove_const_t<std::remove_pointer_t<decltype(buffer_of(a.before))>>;
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(buffer_of(job.a_before))>>;
     const struct {
       const T* base;
       int lo, hi;
-    } sweeps[4] = {{buffer_of(a.before) + a.begin + thread, 0, a_split},
-                   {buffer_of(a.after) + a.begin + thread, a_split, a_count},
-                   {buffer_of(b.before) + (b.begin - a_count) + thread, a_count, b_split},
-                   {buffer_of(b.after) + (b.begin - a_count) + thread, b_split, count}};
+    } sweeps[4] = {{buffer_of(job.a_before) + job.a_begin + thread, 0, a_split},
+                   {buffer_of(job.a_after) + job.a_begin + thread, a_split, a_count},
+                   {buffer_of(job.b_before) + (job.b_begin - a_count) + thread, a_count, b_split},
+                   {buffer_of(job.b_after) + (job.b_begin - a_count) + thread, b_split, count}};
     T loaded[items];
 #pragma unroll
     for (int w = 0; w < 4; ++w) {
@@ -646,72 +697,36 @@ TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffe
   for (int k = 0; k < items; ++k) {
     const int j = static_cast<int>(threadIdx.x) + k * threads;
     if (Full || j < count) {
-      keys_dst[out_begin + j] = storage.keys[transpose_slot<Key>(j)];
-      if constexpr (pairs) values_dst[out_begin + j] = storage.values[transpose_slot<Value>(j)];
+      keys_dst[job.out_begin + j] = storage.keys[transpose_slot<Key>(j)];
+      if constexpr (pairs) values_dst[job.out_begin + j] = storage.values[transpose_slot<Value>(j)];
     }
   }
 }
 
 // A fixed grid of persistent blocks, all resident, takes the queued jobs in a
 // fixed order (block b: jobs b, b + grid, ...): no atomics, and no barrier
-// to share a job (every thread reads it). A merge tile reads its slices from the buffers that
-// hold them and writes the other buffer at its own positions (nothing else
-// reads there in this pass); a window merge rewrites its window in place.
-// `run` is the pass's run length (window jobs do not use it).
+// to share a job (every thread reads it). A job is resolved (merge_job): the
+// kernel reads it and then its keys, nothing else. A merge tile reads its
+// slices from the buffers that hold them and writes the other buffer at its
+// own positions (nothing else reads there in this pass); a window merge
+// rewrites its window in place.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
-    early_exit_merge_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list, std::int64_t run,
-                            const std::uint8_t* locations, const unsigned* location_mix, const merge_job* jobs,
+    early_exit_merge_kernel(merge_buffers<Key, Value> buffers, const merge_job* jobs,
                             const merge_pass_control* counters, Compare comp) {
   allow_next_kernel();
   wait_for_previous_kernel();  // this pass's jobs
-  using tiling = early_exit_tiling<Policy>;
+  static_assert(Policy::merge_tile_items <= 0xffff, "merge_job counts are 16-bit");
   using storage_type = early_exit_merge_storage<Key, Value, Policy::merge_tile_items>;
   auto& storage = *reinterpret_cast<storage_type*>(early_exit_smem);
   const unsigned queued = counters->job_count;  // final: the job kernel has finished
-  const int uniform = uniform_location(*location_mix);  // every tile in this buffer, or -1
   for (unsigned next = blockIdx.x; next < queued; next += gridDim.x) {
     const merge_job job = jobs[next];
     __syncthreads();  // the previous job's last shared-memory reads are done
-
-    // A window job or a merge tile decides what to merge and where; one call
-    // merges either. (One inlined copy of the merge: two copies under an
-    // if/else, like the full/partial twin of merge_sort_merge_kernel, are the
-    // shape nvcc 13.0 compiled into wrong merges on sm_90.)
-    const merge_segment segment = list.segment_of_block(job.entry / tiling::merge_tiles_per_block);
-    slice_location a{}, b{};
-    int count = 0, a_count = 0;
-    std::uint8_t destination = in_output;
-    std::int64_t out_begin = 0;
-    if (job.window) {
-      // In place: both interface tiles live in one buffer (checked by the job kernel).
-      const std::int64_t a_end = tiling::tile_begin(segment, job.entry);
-      destination = uniform >= 0 ? static_cast<std::uint8_t>(uniform) : locations[job.entry];
-      a = slice_location{job.first, job.first, destination, destination};
-      b = slice_location{a_end, a_end, destination, destination};
-      count = static_cast<int>(job.second - job.first);
-      a_count = static_cast<int>(a_end - job.first);
-      out_begin = job.first;
-    } else {
-      out_begin = tiling::tile_begin(segment, job.entry);
-      const std::int64_t out_end = tiling::tile_end(segment, job.entry);
-      const run_group group = run_group_of(segment, out_begin, run);
-      const tile_sources src = tile_sources_of(group, out_begin, out_end, job.first, job.second);
-      a = locate_slice<tiling>(segment, src.a_begin, src.a_end, locations, uniform);
-      b = locate_slice<tiling>(segment, src.b_begin, src.b_end, locations, uniform);
-      destination = static_cast<std::uint8_t>((uniform >= 0 ? uniform : locations[job.entry]) ^ 1u);
-      count = static_cast<int>(out_end - out_begin);
-      a_count = static_cast<int>(src.a_end - src.a_begin);
-    }
-    // Partitions that do not describe a merge can only follow an earlier
-    // wrong merge; such a job is skipped rather than indexing shared memory
-    // out of bounds, so the wrong keys show in the caller's checks and the
-    // CUDA context survives.
-    if (a_count >= 0 && a_count <= count && count <= Policy::merge_tile_items) {
-      // Bounds-checked path only (see merge_sort_merge_kernel).
-      early_exit_merge_slices<false, Policy>(storage, buffers, a, a_count, b, count, buffers.keys(destination),
-                                             buffers.values(destination), out_begin, comp);
-    }
+    // Bounds-checked path only (see merge_sort_merge_kernel); one inlined
+    // merge for tiles and windows alike.
+    if (job.a_count <= job.count && job.count <= Policy::merge_tile_items)
+      early_exit_merge_slices<false, Policy>(storage, buffers, job, comp);
   }
 }
 
@@ -920,18 +935,16 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
                                          buffers.keys_temp, list, locations_of(0), locations_of(1), jobs, control,
                                          comp));
   TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(merge_grid), Policy::merge_threads,
-                                         sizeof(storage_type), stream, dependent, buffers, list,
-                                         std::int64_t(Policy::tile_items), locations_of(0),
-                                         &control->pass[0].location_mix, jobs, &control->boundary, comp));
+                                         sizeof(storage_type), stream, dependent, buffers, jobs, &control->boundary,
+                                         comp));
   for (int pass = 0; pass < passes; ++pass) {
     TILESORT_RETURN_IF_ERROR(launch_kernel(early_exit_jobs_kernel<Policy, Key, Compare>, job_grid,
                                            Policy::job_threads, 0, stream, dependent, buffers.keys_out,
                                            buffers.keys_temp, list, pass, locations_of(pass), locations_of(pass + 1),
                                            jobs, control, comp));
     TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(merge_grid), Policy::merge_threads,
-                                           sizeof(storage_type), stream, dependent, buffers, list,
-                                           std::int64_t(Policy::tile_items) << pass, locations_of(pass),
-                                           &control->pass[pass].location_mix, jobs, &control->pass[pass], comp));
+                                           sizeof(storage_type), stream, dependent, buffers, jobs,
+                                           &control->pass[pass], comp));
   }
 
   auto* copy_kernel = early_exit_final_copy_kernel<Policy, Key, Value>;

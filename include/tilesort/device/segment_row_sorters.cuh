@@ -31,10 +31,12 @@ namespace tilesort {
 // Row sorters for uniform segments, by increasing capacity (threads x items).
 // Chosen for the H100 (sm_90) with tilesort-bench's segmented cases; 8-byte
 // keys or pairs use half the items per thread to stay clear of register spills.
-// Pairs leave the warp sorters above 64 keys: the warp network moves key,
-// rank and value at each of its log^2 stages, block_sort's merges move them
-// log times (2026-11-23, H100, u32 pairs: 17.6 GKeys/s for 256-key rows by
-// warps of 8 items, 83.0 for 1024-key rows by blocks of 128 x 8).
+// Pairs leave the warp sorters above 64 keys: the warp network moves key and
+// rank at each of its log^2 stages (the values are gathered by rank after
+// it), block_sort's merges move them log times (2026-11-23, H100, u32 pairs,
+// values then still in the network: 17.6 GKeys/s for 256-key rows by warps
+// of 8 items, 83.0 for 1024-key rows by blocks of 128 x 8; 2026-11-24, values
+// gathered: 32-key rows 51.7 -> 134 GKeys/s).
 // The largest shape, a block of 1024 threads (16384 4-byte keys or pairs, at
 // most 64 registers a thread), sorts segments of up to 16384 keys whole, in
 // one read and one write; longer segments take the merge path (a blocksort
