@@ -269,8 +269,11 @@ struct engine {
   std::vector<item> buffer[2];  // [in_output], [in_temp]
   std::vector<merge_segment> segments;
   std::vector<int> block_segment;
-  std::vector<std::uint8_t> locations, next_locations;
-  int passes = 0;
+  // The device's two location arrays: pass p reads [p & 1] and writes the
+  // other; a pass whose job kernel returns at once writes nothing.
+  std::vector<std::uint8_t> arrays[2];
+  int passes = 0;           // the most any segment needs (the blocksort's needed_passes)
+  int launched_passes = 0;  // what the host launches: its bound is larger (longest possible segment)
   std::int64_t merge_jobs = 0, window_jobs = 0, final_copies = 0, presorted = 0;
   std::int64_t boundary_windows = 0, unfixable = 0;  // the boundary kernel's windows and `tiles` boundaries
   unsigned location_mix = 0;  // as the device tracks it: OR of 1 << location over the tiles that hold keys
@@ -292,7 +295,9 @@ struct engine {
       blocks += count;
       passes = std::max(passes, merge_passes_for(e - b, tile));
     }
-    locations.assign(blocks * k, 0xEE);
+    arrays[0].assign(blocks * k, 0xEE);
+    arrays[1].assign(blocks * k, 0xDD);
+    launched_passes = passes + 1;  // one more (of the other parity) than any segment needs
     // Positions outside every segment: keys_out gets them as they are (the
     // segmented sort's gap copy), so the comparison below covers them too.
     std::vector<bool> covered(input.size(), false);
@@ -303,7 +308,7 @@ struct engine {
     blocksort(input);
   }
 
-  std::int64_t tiles() const { return static_cast<std::int64_t>(locations.size()); }
+  std::int64_t tiles() const { return static_cast<std::int64_t>(arrays[0].size()); }
   merge_segment segment_of_entry(std::int64_t e) const { return segments[block_segment[e / k]]; }
   // The key at position p of segment s, from the buffer its merge tile is in.
   struct located {
@@ -343,7 +348,7 @@ struct engine {
       if (ordered) ++presorted;
       std::stable_sort(keys.begin(), keys.end(), by_key{});
       std::copy(keys.begin(), keys.end(), buffer[location].begin() + begin);
-      for (int i = 0; i < k; ++i) locations[b * k + i] = location;
+      for (int i = 0; i < k; ++i) arrays[0][b * k + i] = location;
       location_mix |= 1u << location;
     }
   }
@@ -352,6 +357,8 @@ struct engine {
   // windows merged in place in a random order, checking that no two windows
   // share a position and that each lies in one buffer.
   void boundaries(std::mt19937_64& rng) {
+    const auto& locations = arrays[0];
+    arrays[1] = arrays[0];  // the boundary kernel copies them (its windows merge in place)
     std::vector<job> jobs;
     for (std::size_t b = 0; b < block_segment.size(); ++b) {
       const merge_segment s = segments[block_segment[b]];
@@ -387,7 +394,9 @@ struct engine {
   // (buffer, position) any other job reads or writes. Like the job kernel,
   // it does nothing when the boundary windows left every segment sorted.
   void pass(int p, std::mt19937_64& rng) {
-    if (unfixable == 0) return;
+    if (unfixable == 0 || p >= passes) return;
+    const auto& locations = arrays[p & 1];
+    auto& next_locations = arrays[(p + 1) & 1];
     const std::int64_t run = std::int64_t(tile) << p;
     // The device reads keys straight from one buffer when the mix names only
     // that one: then every tile that holds keys must be there.
@@ -484,11 +493,12 @@ struct engine {
         ++merge_jobs;
       }
     }
-    locations.swap(next_locations);
     ASSERT_FALSE(out_of_range) << "a decision read outside its segment";
   }
 
+  // The final copy reads the array of the last pass that ran.
   void finish() {
+    const auto& locations = arrays[std::min(launched_passes, passes) & 1];
     for (std::int64_t e = 0; e < tiles(); ++e) {
       const merge_segment s = segment_of_entry(e);
       if (locations[e] != in_temp || tiling::tile_begin(s, e) >= s.end) continue;
@@ -506,7 +516,7 @@ void run_engine(const std::vector<item>& input, const std::vector<std::pair<std:
   Engine e(input, ranges);
   e.boundaries(rng);
   if (::testing::Test::HasFatalFailure()) return;
-  for (int p = 0; p < e.passes; ++p) {
+  for (int p = 0; p < e.launched_passes; ++p) {
     e.pass(p, rng);
     if (::testing::Test::HasFatalFailure()) return;
   }

@@ -274,6 +274,9 @@ struct merge_control {
   // kernel counts them). None: every segment is sorted after the boundary
   // windows, and every job kernel returns at once.
   unsigned out_of_order_boundaries;
+  // The most merge passes any segment needs (the blocksort records it): the
+  // job kernels of later passes return at once.
+  unsigned needed_passes;
   unsigned long long blocksort_tiles;
   unsigned long long presorted_tiles;
   unsigned long long blocksort_keys;
@@ -438,6 +441,7 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
     state.valid = static_cast<int>(left < Policy::tile_items ? left : Policy::tile_items);
     state.passes = merge_passes_for(segment.end - segment.begin, Policy::tile_items);
     state.locations = locations + block * tiling::merge_tiles_per_block;
+    if (block == segment.first_block) atomicMax(&control->needed_passes, static_cast<unsigned>(state.passes));
   }
   __syncthreads();
   if (state.valid == Policy::tile_items) {
@@ -508,7 +512,7 @@ __global__ void __launch_bounds__(Policy::job_threads)
   // Sorted by the blocksort and the boundary windows: nothing to merge in
   // this pass or any other (the boundary kernel left both location arrays
   // alike).
-  if (control->out_of_order_boundaries == 0) return;
+  if (control->out_of_order_boundaries == 0 || static_cast<unsigned>(pass) >= control->needed_passes) return;
   using tiling = early_exit_tiling<Policy>;
   constexpr int ways = Policy::job_ways;
   constexpr int groups = Policy::job_threads / ways;
@@ -731,50 +735,55 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 }
 
 // ------------------------------------------------------------------ final copy
-// Persistent blocks scan the tiles' final buffers and copy the tiles left in
-// the temp buffer to keys_out (values likewise).
+// A tile that some pass left alone (in order, or a run without a partner in
+// its group) may end in the temp buffer; those move to keys_out (values
+// likewise). Persistent blocks take the merge tiles in turn (block b: entries
+// b, b + grid, ...), and a block copies a tile whole: all its loads, then all
+// its stores. (One block per 256 entries, each thread a tile, copied at one
+// key per thread and step: 1 ms of a 2^24-key segmented sort on an H100.)
 template <typename Policy, typename Key, typename Value>
 __global__ void __launch_bounds__(Policy::copy_threads)
     early_exit_final_copy_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list,
-                                 const std::uint8_t* locations, merge_control* control) {
+                                 const std::uint8_t* location_arrays, std::int64_t array_stride, int passes,
+                                 merge_control* control) {
   wait_for_previous_kernel();  // the last pass's output and locations
   using tiling = early_exit_tiling<Policy>;
   constexpr int threads = Policy::copy_threads;
-  __shared__ std::int64_t pending_begin[threads];
-  __shared__ std::int64_t pending_end[threads];
-  __shared__ int pending;
+  constexpr int items = (Policy::merge_tile_items + threads - 1) / threads;
   const std::int64_t tiles = list.blocks() * tiling::merge_tiles_per_block;
-  for (std::int64_t chunk = std::int64_t(blockIdx.x) * threads; chunk < tiles;
-       chunk += std::int64_t(gridDim.x) * threads) {
-    if (threadIdx.x == 0) pending = 0;
-    __syncthreads();
-    const std::int64_t entry = chunk + threadIdx.x;
-    if (entry < tiles && locations[entry] == in_temp) {
-      const merge_segment segment = list.segment_of_block(entry / tiling::merge_tiles_per_block);
-      const std::int64_t begin = tiling::tile_begin(segment, entry);
-      if (begin < segment.end) {
-        const int slot = atomicAdd(&pending, 1);
-        pending_begin[slot] = begin;
-        pending_end[slot] = tiling::tile_end(segment, entry);
+  // The locations the last pass that ran wrote: passes past needed_passes
+  // return before writing theirs.
+  const unsigned needed = control->needed_passes;
+  const unsigned last = needed < static_cast<unsigned>(passes) ? needed : static_cast<unsigned>(passes);
+  const std::uint8_t* locations = location_arrays + (last & 1u) * array_stride;
+  unsigned long long copied_tiles = 0, copied_keys = 0;
+  for (std::int64_t entry = blockIdx.x; entry < tiles; entry += gridDim.x) {
+    if (locations[entry] != in_temp) continue;  // the same for the whole block
+    const merge_segment segment = list.segment_of_block(entry / tiling::merge_tiles_per_block);
+    const std::int64_t begin = tiling::tile_begin(segment, entry);
+    if (begin >= segment.end) continue;
+    const int count = static_cast<int>(tiling::tile_end(segment, entry) - begin);
+    const auto copy = [&](const auto* src, auto* dst) {
+      std::remove_const_t<std::remove_pointer_t<decltype(src)>> staged[items];
+#pragma unroll
+      for (int k = 0; k < items; ++k) {
+        const int j = static_cast<int>(threadIdx.x) + k * threads;
+        if (j < count) staged[k] = src[begin + j];
       }
-    }
-    __syncthreads();
-    const int count = pending;
-    unsigned long long copied = 0;
-    for (int t = 0; t < count; ++t) {
-      const std::int64_t begin = pending_begin[t];
-      const std::int64_t end = pending_end[t];
-      copied += static_cast<unsigned long long>(end - begin);
-      for (std::int64_t p = begin + threadIdx.x; p < end; p += threads) {
-        buffers.keys_out[p] = buffers.keys_temp[p];
-        if constexpr (early_exit_has_values<Value>) buffers.values_out[p] = buffers.values_temp[p];
+#pragma unroll
+      for (int k = 0; k < items; ++k) {
+        const int j = static_cast<int>(threadIdx.x) + k * threads;
+        if (j < count) dst[begin + j] = staged[k];
       }
-    }
-    if (threadIdx.x == 0 && count > 0) {
-      atomicAdd(&control->final_copy_tiles, static_cast<unsigned long long>(count));
-      atomicAdd(&control->final_copy_keys, copied);
-    }
-    __syncthreads();  // `pending` is reset next round
+    };
+    copy(buffers.keys_temp, buffers.keys_out);
+    if constexpr (early_exit_has_values<Value>) copy(buffers.values_temp, buffers.values_out);
+    ++copied_tiles;
+    copied_keys += static_cast<unsigned long long>(count);
+  }
+  if (threadIdx.x == 0 && copied_tiles > 0) {
+    atomicAdd(&control->final_copy_tiles, copied_tiles);
+    atomicAdd(&control->final_copy_keys, copied_keys);
   }
 }
 
@@ -950,10 +959,9 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   auto* copy_kernel = early_exit_final_copy_kernel<Policy, Key, Value>;
   int copy_grid = 0;
   TILESORT_RETURN_IF_ERROR(resident_blocks(Policy::copy_threads, copy_grid));
-  const std::int64_t copy_chunks = ceil_div(layout.tiles, Policy::copy_threads);
-  if (copy_grid > copy_chunks) copy_grid = static_cast<int>(copy_chunks);
+  if (copy_grid > layout.tiles) copy_grid = static_cast<int>(layout.tiles);
   return launch_kernel(copy_kernel, static_cast<unsigned>(copy_grid), Policy::copy_threads, 0, stream, dependent,
-                       buffers, list, locations_of(passes), control);
+                       buffers, list, locations, layout.tiles, passes, control);
 }
 
 }  // namespace detail

@@ -236,11 +236,17 @@ __global__ void __launch_bounds__(Policy::classify_threads)
   // Statistics, added once per warp after the loop: per-iteration atomics on
   // these two addresses serialised in L2 (44 us of classify for 2^19
   // segments of 32 keys on an H100, most of the kernel).
+  static_assert(Policy::classify_threads >= max_segment_bins, "a thread per bin adds the block's reservation");
   unsigned long long direct_segments = 0, direct_keys = 0;
-  // A warp-uniform loop: the counters are reserved by whole warps.
-  for (std::int64_t warp_base = std::int64_t(blockIdx.x) * blockDim.x + (threadIdx.x & ~31u); warp_base < items;
-       warp_base += stride) {
-    const std::int64_t i = warp_base + lane_id();
+  // Bin slots are reserved by the whole block, one global atomic per bin
+  // present in the block's segments: per-warp atomics on the few bin
+  // counters serialised in L2 (an H100: about 2 ns each on one address).
+  __shared__ unsigned block_total[max_segment_bins];
+  __shared__ unsigned long long block_first[max_segment_bins];
+  // A block-uniform loop: barriers inside; the other counters are reserved
+  // by whole warps.
+  for (std::int64_t block_base = std::int64_t(blockIdx.x) * blockDim.x; block_base < items; block_base += stride) {
+    const std::int64_t i = block_base + threadIdx.x;
     const bool is_segment = i < segments;
     const key_range r = is_segment ? source.segment(i, segments) : key_range{0, 0};
     const std::int64_t length = r.size();
@@ -252,21 +258,35 @@ __global__ void __launch_bounds__(Policy::classify_threads)
         if (copy_values) values_out[r.begin] = values_in[r.begin];
       }
     }
-    // Only the bins some lane of the warp has (one reservation each); none
-    // at all for a warp of one-key segments.
+    // Only the bins some lane of the warp has (one shared-memory
+    // reservation each); none at all for a warp of one-key segments. Then
+    // one global reservation per bin for the block.
     const bool direct = bin >= 0 && bin < bins.count;
+    if (threadIdx.x < max_segment_bins) block_total[threadIdx.x] = 0;
+    __syncthreads();  // also: every thread has read last round's block_first
+    unsigned in_block = 0;  // this segment's place among the block's segments of its bin
     unsigned present = __reduce_or_sync(0xffffffffu, direct ? 1u << bin : 0u);
     while (present != 0) {
       const int b = __ffs(static_cast<int>(present)) - 1;
       present &= present - 1;
-      const bool mine = bin == b;
-      const unsigned long long slot = warp_reserve_n(&control->bin_count[b], mine ? 1ull : 0ull);
-      if (mine) {
-        if (static_cast<std::int64_t>(slot) < bins.entries[b]) {
-          bins.lists[b][slot] = pack_segment(r.begin, length);
-        } else {
-          atomicOr(&control->overflow, 1u);
-        }
+      const unsigned members = __ballot_sync(0xffffffffu, bin == b);
+      const int leader = __ffs(static_cast<int>(members)) - 1;
+      unsigned first = 0;
+      if (lane_id() == leader) first = atomicAdd(&block_total[b], static_cast<unsigned>(__popc(members)));
+      first = __shfl_sync(0xffffffffu, first, leader);
+      if (bin == b) in_block = first + static_cast<unsigned>(__popc(members & ((1u << lane_id()) - 1u)));
+    }
+    __syncthreads();
+    if (threadIdx.x < bins.count && block_total[threadIdx.x] > 0)
+      block_first[threadIdx.x] =
+          atomicAdd(&control->bin_count[threadIdx.x], static_cast<unsigned long long>(block_total[threadIdx.x]));
+    __syncthreads();
+    if (direct) {
+      const unsigned long long slot = block_first[bin] + in_block;
+      if (static_cast<std::int64_t>(slot) < bins.entries[bin]) {
+        bins.lists[bin][slot] = pack_segment(r.begin, length);
+      } else {
+        atomicOr(&control->overflow, 1u);
       }
     }
     direct_segments += direct ? 1ull : 0ull;
