@@ -91,11 +91,15 @@ struct early_exit_merge_policy {
   static constexpr int copy_threads = 256;
   // Merge blocks per SM the register budget must allow, which is also the
   // merge kernel's grid per SM (its blocks take the queued jobs in a fixed
-  // order, so all of them must be resident): 4 (64 registers at 256 threads)
-  // for keys alone and u64 + u32 pairs, 2 for u32 + u32 pairs (87 registers).
-  // -Xptxas -v, nvcc 13.0, at 4: u32 keys spill 4 bytes (84 at 6), u64 + u32
-  // pairs 68, u64 keys 248 (none at 2 blocks; not measured against that).
-  static constexpr int merge_min_blocks = merge_items * (ValueBytes > 0 ? 2 : 1) <= 16 ? 4 : 2;
+  // order, so all of them should be resident): 4 (64 registers at 256
+  // threads), 3 for pairs of 8 bytes (80 registers, no spill). -Xptxas -v,
+  // nvcc 13.0, at 4: u32 keys spill 4 bytes (84 at 6), u32 + u32 pairs 32,
+  // u64 + u32 pairs 60, u64 keys 104. H100, locality_sort_pairs of 2^24 u32
+  // pairs, random: 2679-2749 us at 3, 2853-2866 at 4 (merge_sort_pairs
+  // 1725-1729); nearly sorted 355 / 350-354. (u32 pairs took 2 blocks, 87
+  // registers, until the merge kernel stopped holding its values in
+  // registers: merge_sort's steps gather them by source index in the store.)
+  static constexpr int merge_min_blocks = ValueBytes > 0 && KeyBytes + ValueBytes <= 8 ? 3 : 4;
   // Window half widths as fractions of M: 64, 256, 1024, 2048 keys for M = 4096.
   static constexpr int window_divisors[4] = {64, 16, 4, 2};
   // A blocksort tile is local when >= 15/16 of its sampled pairs (keys 16
@@ -619,11 +623,11 @@ __global__ void __launch_bounds__(Policy::job_threads)
 }
 
 // ------------------------------------------------------------------ merge
+// A merge tile's shared memory and its steps after the load are
+// merge_sort's (device/merge_sort.cuh): keys and each output's source index
+// through padded slots, values gathered by source in the striped store.
 template <typename Key, typename Value, int TileItems>
-struct early_exit_merge_storage {
-  Key keys[transpose_slots<Key>(TileItems)];
-  Value values[early_exit_has_values<Value> ? transpose_slots<Value>(TileItems) : 1];
-};
+using early_exit_merge_storage = merge_sort_merge_storage<Key, Value, TileItems>;
 
 // Merge job `job`'s A and B into its outputs. Every global read happens
 // before the barrier that precedes the first global write, so the output may
@@ -673,38 +677,18 @@ TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffe
   if constexpr (pairs) gather(storage.values, [&](std::uint8_t location) { return buffers.values(location); });
   __syncthreads();
 
-  // 2. Each thread merges outputs [diagonal, diagonal + items).
-  const int diagonal = min(static_cast<int>(threadIdx.x) * items, count);
-  const int split = merge_path<int>(storage.keys, a_count, storage.keys + a_count, count - a_count, diagonal, comp);
+  // 2.-4. merge_sort's steps: merge, blocked -> padded slots, striped stores.
+  using steps = merge_sort_merge_steps<threads, items>;
+  const merge_tile_slices slices{job.a_begin,   job.a_begin + a_count, job.b_begin, job.b_begin + (count - a_count),
+                                 job.out_begin, job.out_begin + count};
   Key out[items];
   int source[items];
-  serial_merge(storage.keys, split, a_count, a_count + diagonal - split, count, out, source, comp);
-  Value out_values[items];
-  if constexpr (pairs) {
-#pragma unroll
-    for (int i = 0; i < items; ++i)
-      if (Full || diagonal + i < count) out_values[i] = storage.values[source[i]];
-  }
+  steps::merge(storage.keys, slices, thread, out, source, comp);
   __syncthreads();  // every thread is done reading A ++ B
-
-  // 3. Blocked -> striped through padded shared memory, then coalesced writes.
-#pragma unroll
-  for (int i = 0; i < items; ++i) {
-    const int j = static_cast<int>(threadIdx.x) * items + i;
-    if (Full || j < count) {
-      storage.keys[transpose_slot<Key>(j)] = out[i];
-      if constexpr (pairs) storage.values[transpose_slot<Value>(j)] = out_values[i];
-    }
-  }
+  steps::template write_blocked<pairs>(storage.keys, storage.sources, thread, out, source);
   __syncthreads();
-#pragma unroll
-  for (int k = 0; k < items; ++k) {
-    const int j = static_cast<int>(threadIdx.x) + k * threads;
-    if (Full || j < count) {
-      keys_dst[job.out_begin + j] = storage.keys[transpose_slot<Key>(j)];
-      if constexpr (pairs) values_dst[job.out_begin + j] = storage.values[transpose_slot<Value>(j)];
-    }
-  }
+  steps::template store<Full, pairs>(storage.keys, storage.sources, storage.values, slices, thread, keys_dst,
+                                     values_dst);
 }
 
 // A fixed grid of persistent blocks, all resident, takes the queued jobs in a
