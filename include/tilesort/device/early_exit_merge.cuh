@@ -856,32 +856,6 @@ std::size_t plan_early_exit_layout(early_exit_layout& layout, std::size_t offset
   return offset;
 }
 
-// Dynamic shared memory above 48 KB must be opted into; the call is not
-// stream-ordered, so it runs in relaxed capture mode (legal while the caller
-// captures a graph).
-template <typename Kernel>
-cudaError_t early_exit_allow_smem(Kernel* kernel, std::size_t bytes) {
-  if (bytes <= 48 * 1024) return cudaSuccess;
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
-  const cudaError_t error =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-  const cudaError_t restore_error = cudaThreadExchangeStreamCaptureMode(&mode);
-  return error != cudaSuccess ? error : restore_error;
-}
-
-// The largest shared-memory carveout (policy: merge_prefers_shared); like
-// early_exit_allow_smem, in relaxed capture mode.
-template <typename Kernel>
-cudaError_t early_exit_prefer_shared(Kernel* kernel) {
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
-  const cudaError_t error =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-  const cudaError_t restore_error = cudaThreadExchangeStreamCaptureMode(&mode);
-  return error != cudaSuccess ? error : restore_error;
-}
-
 inline cudaError_t device_sm_count(int& sms) {
   int device = 0;
   TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
@@ -918,7 +892,7 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   {
     using shared = early_exit_blocksort_shared<Policy, Key, Value>;
     auto* kernel = early_exit_blocksort_kernel<Policy, Key, Value, Compare>;
-    TILESORT_RETURN_IF_ERROR(early_exit_allow_smem(kernel, shared::bytes));
+    TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared::bytes));
     kernel<<<static_cast<unsigned>(layout.blocks), Policy::block_threads, shared::bytes, stream>>>(
         keys_in, values_in, buffers, list, locations_of(0), control, comp);
     TILESORT_RETURN_IF_ERROR(cudaGetLastError());
@@ -928,8 +902,10 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   using storage_type = early_exit_merge_storage<Key, Value, Policy::merge_tile_items>;
   static_assert(alignof(storage_type) <= 16, "dynamic shared memory is 16-byte aligned");
   auto* merge_kernel = early_exit_merge_kernel<Policy, Key, Value, Compare>;
-  TILESORT_RETURN_IF_ERROR(early_exit_allow_smem(merge_kernel, sizeof(storage_type)));
-  if constexpr (Policy::merge_prefers_shared) TILESORT_RETURN_IF_ERROR(early_exit_prefer_shared(merge_kernel));
+  TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage_type)));
+  if constexpr (Policy::merge_prefers_shared)
+    TILESORT_RETURN_IF_ERROR(set_kernel_attribute(merge_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                  cudaSharedmemCarveoutMaxShared));
   int sms = 0;
   TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
   // All resident (the jobs are taken in a fixed order): merge_min_blocks per SM.

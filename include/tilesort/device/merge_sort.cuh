@@ -473,19 +473,24 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 // ------------------------------------------------------------------ host side
 inline constexpr int merge_sort_partition_threads = 256;
 
+// cudaFuncSetAttribute is not stream-ordered; the thread switches to relaxed
+// capture mode around it so that it stays legal while the caller captures a
+// graph (in any capture mode), then restores the caller's mode.
+template <typename Kernel>
+cudaError_t set_kernel_attribute(Kernel* kernel, cudaFuncAttribute attribute, int value) {
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
+  const cudaError_t error = cudaFuncSetAttribute(kernel, attribute, value);
+  const cudaError_t restore_error = cudaThreadExchangeStreamCaptureMode(&mode);
+  return error != cudaSuccess ? error : restore_error;
+}
+
 // Kernels with more than 48 KB of dynamic shared memory must say so first.
-// The call is not stream-ordered; the thread switches to relaxed capture mode
-// around it so that it stays legal while the caller captures a graph (in any
-// capture mode), then restores the caller's mode.
+// (The early-exit merge sort and the segmented row sorters use it too.)
 template <typename Kernel>
 cudaError_t merge_sort_allow_smem(Kernel* kernel, std::size_t bytes) {
   if (bytes <= 48 * 1024) return cudaSuccess;
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
-  const cudaError_t error =
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-  const cudaError_t restore_error = cudaThreadExchangeStreamCaptureMode(&mode);
-  return error != cudaSuccess ? error : restore_error;
+  return set_kernel_attribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
 }
 
 template <typename Key, typename Value, typename Policy = merge_sort_policy_for<Key, Value>>

@@ -24,7 +24,7 @@
 #include "../thread/thread_load.cuh"
 #include "../thread/thread_sort.cuh"
 #include "../warp/warp_sort.cuh"
-#include "early_exit_merge.cuh"  // early_exit_allow_smem
+#include "early_exit_merge.cuh"  // merge_sort_allow_smem (through merge_sort.cuh)
 
 namespace tilesort {
 
@@ -254,7 +254,7 @@ cudaError_t launch_row_sorter(Rows rows, unsigned grid, const Key* keys_in, Key*
     using sorter = block_sort<Key, shape.threads, shape.items, std::conditional_t<has_values<Value>, Value, void>>;
     constexpr std::size_t shared_bytes = sizeof(typename sorter::temp_storage);
     auto* kernel = sort_rows_by_blocks<shape.threads, shape.items, Rows, Key, Value, Compare>;
-    TILESORT_RETURN_IF_ERROR(early_exit_allow_smem(kernel, shared_bytes));
+    TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared_bytes));
     kernel<<<grid, shape.threads, shared_bytes, stream>>>(rows, keys_in, keys_out, values_in, values_out, comp);
   }
   return cudaGetLastError();
