@@ -270,12 +270,12 @@ struct engine {
   std::vector<merge_segment> segments;
   std::vector<int> block_segment;
   // The device's two location arrays: pass p reads [p & 1] and writes the
-  // other; a pass whose job kernel returns at once writes nothing.
+  // other; a pass that does not run writes nothing.
   std::vector<std::uint8_t> arrays[2];
   int passes = 0;           // the most any segment needs (the blocksort's needed_passes)
   int launched_passes = 0;  // what the host launches: its bound is larger (longest possible segment)
   std::int64_t merge_jobs = 0, window_jobs = 0, final_copies = 0, presorted = 0;
-  std::int64_t boundary_windows = 0, unfixable = 0;  // the boundary kernel's windows and `tiles` boundaries
+  std::int64_t boundary_windows = 0, unfixable = 0;  // the boundary phase's windows and `tiles` boundaries
   unsigned location_mix = 0;  // as the device tracks it: OR of 1 << location over the tiles that hold keys
   int uniform_passes = 0;     // passes whose tiles all lay in one buffer (by location_mix)
 
@@ -353,12 +353,12 @@ struct engine {
     }
   }
 
-  // The boundary kernel (one decision per blocksort-tile boundary), then its
+  // The boundary phase (one decision per blocksort-tile boundary), then its
   // windows merged in place in a random order, checking that no two windows
   // share a position and that each lies in one buffer.
   void boundaries(std::mt19937_64& rng) {
     const auto& locations = arrays[0];
-    arrays[1] = arrays[0];  // the boundary kernel copies them (its windows merge in place)
+    arrays[1] = arrays[0];  // the boundary phase copies them (its windows merge in place)
     std::vector<job> jobs;
     for (std::size_t b = 0; b < block_segment.size(); ++b) {
       const merge_segment s = segments[block_segment[b]];
@@ -389,10 +389,11 @@ struct engine {
     ASSERT_FALSE(out_of_range) << "a boundary decision read outside its segment";
   }
 
-  // One pass: decide every tile (as the job kernel), then run the jobs (as the
-  // merge kernel) in a random order, checking that no job writes a
-  // (buffer, position) any other job reads or writes. Like the job kernel,
-  // it does nothing when the boundary windows left every segment sorted.
+  // One pass: decide every tile (as the job phase), then run the jobs (as the
+  // merge phase) in a random order, checking that no job writes a
+  // (buffer, position) any other job reads or writes. Like the passes
+  // kernel, it does not run when the boundary windows left every segment
+  // sorted, nor past the passes any segment needs.
   void pass(int p, std::mt19937_64& rng) {
     if (unfixable == 0 || p >= passes) return;
     const auto& locations = arrays[p & 1];
@@ -496,9 +497,11 @@ struct engine {
     ASSERT_FALSE(out_of_range) << "a decision read outside its segment";
   }
 
-  // The final copy reads the array of the last pass that ran.
+  // The final copy reads the array of the last pass that ran: none when the
+  // boundary windows left nothing out of order (then both arrays are alike).
   void finish() {
-    const auto& locations = arrays[std::min(launched_passes, passes) & 1];
+    const int ran = unfixable == 0 ? 0 : std::min(launched_passes, passes);
+    const auto& locations = arrays[ran & 1];
     for (std::int64_t e = 0; e < tiles(); ++e) {
       const merge_segment s = segment_of_entry(e);
       if (locations[e] != in_temp || tiling::tile_begin(s, e) >= s.end) continue;

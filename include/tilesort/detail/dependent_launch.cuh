@@ -13,9 +13,14 @@
 // Both device calls compile to nothing before sm_90, and the wait returns at
 // once in a kernel that was launched normally; launch_kernel() asks for the
 // dependent launch only on devices of compute capability 9.0 and later.
+//
+// Also here: launches with clusters, and cooperative launches with the grid
+// barrier their kernels may use.
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include <cuda/atomic>
 
 #include <cstddef>
 
@@ -92,5 +97,41 @@ cudaError_t launch_cluster_kernel(void (*kernel)(Params...), unsigned grid, unsi
   attributes[1].val.programmaticStreamSerializationAllowed = 1;
   return launch_with_attributes(kernel, grid, threads, shared, stream, attributes, dependent ? 2 : 1, args...);
 }
+
+// kernel<<<grid, threads, shared, stream>>>(args...) as a cooperative launch:
+// every block of the grid is resident at once (the launch fails otherwise),
+// so that the blocks may wait for each other (grid_barrier). As a dependent
+// of the previous kernel when `dependent`.
+template <typename... Params, typename... Args>
+cudaError_t launch_cooperative_kernel(void (*kernel)(Params...), unsigned grid, unsigned threads,
+                                      std::size_t shared, cudaStream_t stream, bool dependent, Args... args) {
+  cudaLaunchAttribute attributes[2] = {};
+  attributes[0].id = cudaLaunchAttributeCooperative;
+  attributes[0].val.cooperative = 1;
+  attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attributes[1].val.programmaticStreamSerializationAllowed = 1;
+  return launch_with_attributes(kernel, grid, threads, shared, stream, attributes, dependent ? 2 : 1, args...);
+}
+
+// A barrier across all blocks of a cooperative grid: no block leaves its
+// k-th sync() before every block has reached it, and what any thread wrote
+// to global memory before it is visible to every thread after it. `arrived`
+// counts the arrivals of the whole sort (zeroed before the launch, one per
+// block per barrier); every block calls sync() the same number of times.
+struct grid_barrier {
+  unsigned* arrived;
+  unsigned target = 0;
+  TILESORT_DEVICE void sync() {
+    target += gridDim.x;
+    __syncthreads();  // the block's writes come before thread 0's release
+    if (threadIdx.x == 0) {
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(*arrived);
+      count.fetch_add(1u, cuda::memory_order_release);
+      while (count.load(cuda::memory_order_acquire) < target) {
+      }
+    }
+    __syncthreads();  // and the block's reads after its acquire
+  }
+};
 
 }  // namespace tilesort::detail

@@ -10,22 +10,24 @@
 //                    sort when the tile is already in order, else block_sort;
 //                    write to keys_out or the temp buffer (blocksort_to_temp)
 //                    and record each merge tile's buffer.
-//   2. boundaries    one thread per blocksort tile plans the boundary at its
+//   2. passes        one cooperative launch of resident blocks, its phases
+//                    separated by grid barriers:
+//      boundaries    one thread per blocksort tile plans the boundary at its
 //                    start (boundary_group): in order, a window merge, or out
-//                    of order (counted); then the merge kernel merges every
-//                    window at once, in place. Nearly sorted input is sorted
-//                    here, and every pass after finds nothing to do.
-//   3. per pass: jobs   a group of lanes per merge-tile boundary (a block of
-//                       G groups decides G - 1 tiles): the group's plan (in
+//                    of order (counted); then every window merges at once,
+//                    in place. Nearly sorted input is sorted here, and the
+//                    passes below do not run.
+//      per pass: jobs   a group of lanes per merge-tile boundary (a block's
+//                       G groups decide G - 1 tiles): the group's plan (in
 //                       order / window / tiles), the tile's partitions
 //                       (a multi-lane merge-path search), merge or stay;
 //                       merge and window jobs go to one queue (warp-
 //                       aggregated atomics), resolved (slices, buffers,
 //                       destination: merge_job); the buffer of every tile
 //                       for the next pass.
-//                merge  a fixed grid of resident blocks takes the queue's jobs.
-//   4. final copy    tiles left in the temp buffer move to keys_out.
-// 5 + 2P launches; no host synchronisation, graph-capturable. Bytes moved:
+//                merge  the blocks take the queue's jobs in a fixed order.
+//      final copy    tiles left in the temp buffer move to keys_out.
+// 2 launches; no host synchronisation, graph-capturable. Bytes moved:
 // each key is read and written once by the blocksort (read only, for an
 // in-order tile sorted in place), then only by the merges that need it.
 //
@@ -59,12 +61,13 @@ namespace tilesort {
 
 // Tuning of the early-exit merge sort. Tiles, threads and items per thread are
 // merge_sort's (so that random input costs what merge_sort costs); what is
-// added: the job kernel's block, the window half widths (ascending, the last
+// added: the job phase's search groups, the window half widths (ascending, the last
 // at most M / 2 so that a window fits one merge tile) and the share of
 // sampled in-order pairs above which a blocksort tile counts as local. The
 // window widths and the local share were chosen by reasoning for sm_90; the
-// merge kernel's shape was measured on an H100 (2026-11-24, 2^24 u32 keys,
-// random / nearly sorted, median of 9): 4 blocks per SM 1052-1062 / 205-210
+// merge shape was measured on an H100 when jobs and merges were separate
+// kernels per pass (2026-11-24, 2^24 u32 keys, random / nearly sorted,
+// median of 9): 4 blocks per SM 1052-1062 / 205-210
 // us; 6 blocks (84 bytes of spill) 1199 / 218; 5 blocks 1101 / 216; 16-lane
 // job searches 1073 / 210; twice the resident grid 1036 / 215; one block per
 // merge tile 1054 / 255. Resolved jobs (the merge kernel reads one record,
@@ -82,25 +85,24 @@ struct early_exit_merge_policy {
   static constexpr int merge_threads = base::merge_threads;
   static constexpr int merge_items = base::merge_items;
   static constexpr int merge_tile_items = base::merge_tile_items;  // M
-  static constexpr int job_threads = 256;
-  // Lanes per merge-path search in the job kernel (merge_path_kway): a pass's
+  // Lanes per merge-path search in the job phase (merge_path_kway): a pass's
   // searches wait for DRAM about log2(run) / log2(ways) times instead of
   // log2(run), each wait being two dependent loads (the tile's buffer, then
-  // its key). merge_sort's partition kernel measured 8 best.
+  // its key). merge_sort's partition kernel measured 8 best. A block's
+  // threads form job_groups groups, which decide job_groups - 1 tiles.
   static constexpr int job_ways = base::partition_ways;
-  static constexpr int copy_threads = 256;
-  // Merge blocks per SM the register budget must allow, which is also the
-  // merge kernel's grid per SM (its blocks take the queued jobs in a fixed
-  // order, so all of them should be resident): 4 (64 registers at 256
-  // threads), 3 for pairs of 8 bytes (80 registers, no spill). -Xptxas -v,
-  // nvcc 13.0, at 4: u32 keys spill 4 bytes (84 at 6), u32 + u32 pairs 32,
-  // u64 + u32 pairs 60, u64 keys 104. H100, locality_sort_pairs of 2^24 u32
-  // pairs, random: 2679-2749 us at 3, 2853-2866 at 4 (merge_sort_pairs
-  // 1725-1729); nearly sorted 355 / 350-354. (u32 pairs took 2 blocks, 87
-  // registers, until the merge kernel stopped holding its values in
-  // registers: merge_sort's steps gather them by source index in the store.)
-  static constexpr int merge_min_blocks = ValueBytes > 0 && KeyBytes + ValueBytes <= 8 ? 3 : 4;
-  // The merge kernel asks for the largest shared-memory carveout (less L1):
+  static constexpr int job_groups = merge_threads / job_ways;
+  // Blocks per SM the register budget of the passes kernel must allow, which
+  // is also its grid per SM (a cooperative launch: all resident): 3, 80
+  // registers at 256 threads. H100, locality_sort_keys of 2^24 u32 keys,
+  // random, median of 9 (2026-11-24): 1166-1173 us at 3, 1307-1310 at 4
+  // (64 registers: the merge loop saved and reloaded 14 registers per job).
+  // When jobs and merges were separate kernels per pass, u32 keys ran best
+  // at 4 (1027-1031 us; 2679-2749 against 2853-2866 for u32 pairs at 3 and
+  // 4), but sorted input paid 2 launches per pass (103-118 us against 62-70
+  // now, 2^20 nearly sorted 77 us against 30-33).
+  static constexpr int merge_min_blocks = 3;
+  // The passes kernel asks for the largest shared-memory carveout (less L1):
   // for pairs of 8 bytes only. H100, locality 2^24 random: u32 pairs 2487-
   // 2490 us against 2668-2671 without; u32 keys 1173-1178 against 1034-1039
   // (worse), so keys leave the choice to the driver.
@@ -113,7 +115,7 @@ struct early_exit_merge_policy {
   static constexpr int local_num = 15;
   static constexpr int local_den = 16;
   static_assert(merge_tile_items / window_divisors[3] * 2 <= merge_tile_items, "a window must fit one merge tile");
-  static_assert(job_threads % 32 == 0 && 32 % job_ways == 0, "search groups tile whole warps");
+  static_assert(merge_threads % 32 == 0 && 32 % job_ways == 0, "search groups tile whole warps");
 };
 
 namespace detail {
@@ -191,8 +193,8 @@ struct buffer_keys {
   TILESORT_HD Key operator()(std::int64_t position) const { return keys[position]; }
 };
 
-// One queued job, resolved by the kernel that queues it, so that the merge
-// kernel reads one record and nothing else before its keys: merge A
+// One queued job, resolved by the phase that queues it, so that the merge
+// phase reads one record and nothing else before its keys: merge A
 // (a_count keys from a_begin) and B (count - a_count keys from b_begin) into
 // [out_begin, out_begin + count) of buffer `destination`. A merge tile's
 // slices lie in at most two merge tiles each, whose buffers may differ: A's
@@ -267,9 +269,9 @@ struct merge_pass_control {
   unsigned long long merge_tiles;
   unsigned long long window_merges;
   unsigned long long merged_keys;
-  unsigned job_count;  // jobs queued by the job (or boundary) kernel
+  unsigned job_count;  // jobs queued by the job (or boundary) phase
   // Bit l set: some tile of this pass's input lies in buffer l (written by
-  // the blocksort for pass 0, by the job kernel of the pass before for the
+  // the blocksort for pass 0, by the job phase of the pass before for the
   // others). One bit alone: every key is in that buffer (uniform_location).
   unsigned location_mix;
 };
@@ -280,17 +282,18 @@ struct merge_control {
   merge_pass_control pass[sort_stats::max_passes];
   // Blocksort-tile boundaries inside a segment whose keys are out of order
   // after the blocksort and that no boundary window fixes (the boundary
-  // kernel counts them). None: every segment is sorted after the boundary
-  // windows, and every job kernel returns at once.
+  // phase counts them). None: every segment is sorted after the boundary
+  // windows, and no pass runs.
   unsigned out_of_order_boundaries;
-  // The most merge passes any segment needs (the blocksort records it): the
-  // job kernels of later passes return at once.
+  // The most merge passes any segment needs (the blocksort records it):
+  // later passes do not run.
   unsigned needed_passes;
   unsigned long long blocksort_tiles;
   unsigned long long presorted_tiles;
   unsigned long long blocksort_keys;
   unsigned long long final_copy_tiles;
   unsigned long long final_copy_keys;
+  unsigned barrier_arrivals;  // the passes kernel's grid_barrier
 };
 
 // Sum of `value` over the warp, added to *total by lane 0 (all lanes call it).
@@ -438,7 +441,7 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
     early_exit_blocksort_kernel(const Key* keys_in, const Value* values_in, merge_buffers<Key, Value> buffers,
                                 merge_segment_list list, std::uint8_t* locations, merge_control* control,
                                 Compare comp) {
-  allow_next_kernel();  // the first job kernel waits for this grid to finish
+  allow_next_kernel();  // the passes kernel waits for this grid to finish
   using tiling = early_exit_tiling<Policy>;
   __shared__ early_exit_tile_state state;
   const std::int64_t block = blockIdx.x;
@@ -461,23 +464,22 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
 }
 
 // ------------------------------------------------------------------ boundaries
-// One thread per blocksort entry plans the boundary at the start of its tile
+// One thread per blocksort entry (entries first .. first + threads - 1 for a
+// block's call; `first` is block-uniform) plans the boundary at the start of its tile
 // (none at a segment's first tile) as detail/merge_jobs.cuh's boundary_group:
 // in order, a window merge (queued), or `tiles`, which it counts in
 // out_of_order_boundaries. It also copies its tile's locations to the next
 // pass's array (the windows merge in place), so that both arrays are right
 // when the passes find nothing to do.
 template <typename Policy, typename Key, typename Compare>
-__global__ void __launch_bounds__(Policy::job_threads)
-    early_exit_boundary_kernel(const Key* keys_out, const Key* keys_temp, merge_segment_list list,
-                               const std::uint8_t* locations, std::uint8_t* next_locations, merge_job* jobs,
-                               merge_control* control, Compare comp) {
-  allow_next_kernel();
-  wait_for_previous_kernel();  // the blocksort's keys and locations
+__device__ __noinline__ void early_exit_plan_boundaries(std::int64_t first, const Key* keys_out, const Key* keys_temp,
+                                                const merge_segment_list& list, const std::uint8_t* locations,
+                                                std::uint8_t* next_locations, merge_job* jobs,
+                                                merge_control* control, Compare comp) {
   using tiling = early_exit_tiling<Policy>;
   constexpr auto widths = early_exit_window_widths<Policy>();
   constexpr int k = tiling::merge_tiles_per_block;
-  const std::int64_t block = std::int64_t(blockIdx.x) * Policy::job_threads + threadIdx.x;
+  const std::int64_t block = first + threadIdx.x;
   bool window = false, unfixable = false;
   merge_job job{};
   if (block < list.blocks()) {
@@ -505,31 +507,23 @@ __global__ void __launch_bounds__(Policy::job_threads)
 }
 
 // ------------------------------------------------------------------ jobs
-// A group of Ways lanes per merge-tile boundary: the lanes of block b handle
-// the boundaries at the start of merge-tile entries b·(G - 1) + g, g < G =
-// job_threads / Ways; groups 0 .. G - 2 decide their tile (the last group's
+// A group of Ways lanes per merge-tile boundary: the lanes of a block's call
+// for job block b (block-uniform) handle the boundaries at the start of
+// merge-tile entries b·(G - 1) + g, g < G = merge_threads / Ways; groups 0 .. G - 2 decide their tile (the last group's
 // partition is its left neighbour's end). Every lane of a group computes the
 // same decision (their loads coincide); they differ only in the probes of the
 // merge-path search, and member 0 writes.
 template <typename Policy, typename Key, typename Compare>
-__global__ void __launch_bounds__(Policy::job_threads)
-    early_exit_jobs_kernel(const Key* keys_out, const Key* keys_temp, merge_segment_list list, int pass,
-                           const std::uint8_t* locations, std::uint8_t* next_locations, merge_job* jobs,
-                           merge_control* control, Compare comp) {
-  allow_next_kernel();
-  wait_for_previous_kernel();  // the keys, locations and counters of the kernels before
-  // Sorted by the blocksort and the boundary windows: nothing to merge in
-  // this pass or any other (the boundary kernel left both location arrays
-  // alike).
-  if (control->out_of_order_boundaries == 0 || static_cast<unsigned>(pass) >= control->needed_passes) return;
+__device__ __noinline__ void early_exit_plan_jobs(std::int64_t job_block, std::int64_t tiles, int pass, const Key* keys_out,
+                                          const Key* keys_temp, const merge_segment_list& list,
+                                          const std::uint8_t* locations, std::uint8_t* next_locations,
+                                          merge_job* jobs, merge_control* control, Compare comp) {
   using tiling = early_exit_tiling<Policy>;
   constexpr int ways = Policy::job_ways;
-  constexpr int groups = Policy::job_threads / ways;
+  constexpr int groups = Policy::job_groups;
   constexpr auto widths = early_exit_window_widths<Policy>();
   __shared__ std::int64_t partitions[groups];
-  const std::int64_t tiles = list.blocks() * tiling::merge_tiles_per_block;
-  const std::int64_t first_entry = std::int64_t(blockIdx.x) * (groups - 1);
-  if (first_entry >= tiles) return;  // the whole block
+  const std::int64_t first_entry = job_block * (groups - 1);
   const int group_index = static_cast<int>(threadIdx.x) / ways;
   const int member = static_cast<int>(threadIdx.x) % ways;
   const int first_lane = lane_id() - member;
@@ -598,7 +592,7 @@ __global__ void __launch_bounds__(Policy::job_threads)
   // The block's decisions go to its first warp (lane g: group g), which
   // queues the jobs and adds the counters with one atomic each per block:
   // per-warp atomics on these few addresses serialised in L2 and took a
-  // large part of the kernel.
+  // large part of the job kernel this phase was.
   __shared__ merge_job decided_jobs[groups];
   __shared__ std::int64_t decided_keys[groups];  // keys the job writes
   __shared__ unsigned decided_kind[groups];  // bit 0 merge, bit 1 window, bits 2-3: 1 << next location
@@ -696,23 +690,19 @@ TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffe
                                      values_dst);
 }
 
-// A fixed grid of persistent blocks, all resident, takes the queued jobs in a
-// fixed order (block b: jobs b, b + grid, ...): no atomics, and no barrier
-// to share a job (every thread reads it). A job is resolved (merge_job): the
-// kernel reads it and then its keys, nothing else. A merge tile reads its
+// The grid's blocks take the `queued` jobs in a fixed order (block b: jobs b,
+// b + grid, ...): no atomics, and no barrier to share a job (every thread
+// reads it). A job is resolved (merge_job): a block reads it and then its
+// keys, nothing else. A merge tile reads its
 // slices from the buffers that hold them and writes the other buffer at its
 // own positions (nothing else reads there in this pass); a window merge
 // rewrites its window in place.
 template <typename Policy, typename Key, typename Value, typename Compare>
-__global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
-    early_exit_merge_kernel(merge_buffers<Key, Value> buffers, const merge_job* jobs,
-                            const merge_pass_control* counters, Compare comp) {
-  allow_next_kernel();
-  wait_for_previous_kernel();  // this pass's jobs
+TILESORT_DEVICE void early_exit_merge_jobs(const merge_buffers<Key, Value>& buffers, const merge_job* jobs,
+                                           unsigned queued, Compare comp) {
   static_assert(Policy::merge_tile_items <= 0xffff, "merge_job counts are 16-bit");
   using storage_type = early_exit_merge_storage<Key, Value, Policy::merge_tile_items>;
   auto& storage = *reinterpret_cast<storage_type*>(early_exit_smem);
-  const unsigned queued = counters->job_count;  // final: the job kernel has finished
   for (unsigned next = blockIdx.x; next < queued; next += gridDim.x) {
     const merge_job job = jobs[next];
     __syncthreads();  // the previous job's last shared-memory reads are done
@@ -725,26 +715,19 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 
 // ------------------------------------------------------------------ final copy
 // A tile that some pass left alone (in order, or a run without a partner in
-// its group) may end in the temp buffer; those move to keys_out (values
-// likewise). Persistent blocks take the merge tiles in turn (block b: entries
-// b, b + grid, ...), and a block copies a tile whole: all its loads, then all
-// its stores. (One block per 256 entries, each thread a tile, copied at one
-// key per thread and step: 1 ms of a 2^24-key segmented sort on an H100.)
+// its group) may end in the temp buffer (the locations the last pass wrote
+// say so); those move to keys_out (values likewise). The blocks take the
+// merge tiles in turn (block b: entries b, b + grid, ...), and a block
+// copies a tile whole: all its loads, then all its stores. (One block per
+// 256 entries, each thread a tile, copied at one key per thread and step:
+// 1 ms of a 2^24-key segmented sort on an H100.)
 template <typename Policy, typename Key, typename Value>
-__global__ void __launch_bounds__(Policy::copy_threads)
-    early_exit_final_copy_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list,
-                                 const std::uint8_t* location_arrays, std::int64_t array_stride, int passes,
-                                 merge_control* control) {
-  wait_for_previous_kernel();  // the last pass's output and locations
+__device__ __noinline__ void early_exit_final_copy(const merge_buffers<Key, Value>& buffers, const merge_segment_list& list,
+                                           std::int64_t tiles, const std::uint8_t* locations,
+                                           merge_control* control) {
   using tiling = early_exit_tiling<Policy>;
-  constexpr int threads = Policy::copy_threads;
+  constexpr int threads = Policy::merge_threads;
   constexpr int items = (Policy::merge_tile_items + threads - 1) / threads;
-  const std::int64_t tiles = list.blocks() * tiling::merge_tiles_per_block;
-  // The locations the last pass that ran wrote: passes past needed_passes
-  // return before writing theirs.
-  const unsigned needed = control->needed_passes;
-  const unsigned last = needed < static_cast<unsigned>(passes) ? needed : static_cast<unsigned>(passes);
-  const std::uint8_t* locations = location_arrays + (last & 1u) * array_stride;
   unsigned long long copied_tiles = 0, copied_keys = 0;
   for (std::int64_t entry = blockIdx.x; entry < tiles; entry += gridDim.x) {
     if (locations[entry] != in_temp) continue;  // the same for the whole block
@@ -774,6 +757,64 @@ __global__ void __launch_bounds__(Policy::copy_threads)
     atomicAdd(&control->final_copy_tiles, copied_tiles);
     atomicAdd(&control->final_copy_keys, copied_keys);
   }
+}
+
+// ------------------------------------------------------------------ passes
+// Everything after the blocksort, in one cooperative launch (all blocks
+// resident, merge_min_blocks per SM at most) whose phases are separated by
+// grid barriers: the boundary plans, their window merges, then per pass the
+// jobs and their merges, then the final copy. A pass that nothing needs
+// (every boundary in order after the windows, or past the passes any
+// segment needs) ends the loop in every block at once: the counters it
+// reads are final at the barrier before. One launch instead of 2P + 2: the
+// launches of passes with little or nothing to merge were most of the time
+// of sorted, nearly sorted and small inputs. The boundary, job and copy
+// phases are functions of their own (noinline), so that their registers do
+// not add to the merge loop's (-Xptxas -v, nvcc 13.0, u32 keys at 64
+// registers: 360 bytes of spill inlined, 196 as calls; at 80 registers the
+// merge loop keeps everything in registers; the spill left is the saves
+// around the calls).
+template <typename Policy, typename Key, typename Value, typename Compare>
+__global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
+    early_exit_passes_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list, std::uint8_t* location_arrays,
+                             std::int64_t array_stride, merge_job* jobs, int passes, merge_control* control,
+                             Compare comp) {
+  wait_for_previous_kernel();  // the blocksort's keys, locations and counters
+  using tiling = early_exit_tiling<Policy>;
+  constexpr int threads = Policy::merge_threads;
+  const auto locations_of = [&](int pass) { return location_arrays + (pass & 1) * array_stride; };
+  // Sizes are read again after each barrier rather than kept: whatever is
+  // live across the merge loop costs it registers (spills).
+  const auto tiles = [&] { return list.blocks() * tiling::merge_tiles_per_block; };
+  grid_barrier barrier{&control->barrier_arrivals};
+  const std::int64_t stride = gridDim.x;
+
+  // Step -1 plans the boundaries, step p >= 0 is merge pass p; each step's
+  // merges follow its plans. Passes run while some boundary is out of order
+  // after the windows (none: the boundary plans left both location arrays
+  // alike) and some segment needs them. (One merge call site: the merge
+  // loop is inlined once.)
+  int pass = -1;
+  for (;; ++pass) {
+    merge_pass_control* counters = &control->boundary;
+    if (pass < 0) {
+      for (std::int64_t first = blockIdx.x * std::int64_t(threads); first < list.blocks(); first += stride * threads)
+        early_exit_plan_boundaries<Policy>(first, buffers.keys_out, buffers.keys_temp, list, locations_of(0),
+                                           locations_of(1), jobs, control, comp);
+    } else {
+      const unsigned needed = control->out_of_order_boundaries == 0 ? 0u : control->needed_passes;
+      if (pass >= passes || static_cast<unsigned>(pass) >= needed) break;
+      const std::int64_t job_blocks = ceil_div(tiles(), std::int64_t(Policy::job_groups - 1));
+      for (std::int64_t job_block = blockIdx.x; job_block < job_blocks; job_block += stride)
+        early_exit_plan_jobs<Policy>(job_block, tiles(), pass, buffers.keys_out, buffers.keys_temp, list,
+                                     locations_of(pass), locations_of(pass + 1), jobs, control, comp);
+      counters = &control->pass[pass];
+    }
+    barrier.sync();
+    early_exit_merge_jobs<Policy>(buffers, jobs, counters->job_count, comp);
+    barrier.sync();
+  }
+  early_exit_final_copy<Policy>(buffers, list, tiles(), locations_of(pass), control);
 }
 
 // ------------------------------------------------------------------ statistics
@@ -862,84 +903,62 @@ inline cudaError_t device_sm_count(int& sms) {
   return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
 }
 
-// Grid of a kernel that loops over its work (the final copy): as many
-// blocks as an SM can hold threads (2048 on sm_80/sm_90) on every SM. (No
-// occupancy query: it stays a plain attribute read, legal while a graph is
-// being captured.)
-inline cudaError_t resident_blocks(int threads, int& grid) {
-  int sms = 0;
-  TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
-  grid = sms * (2048 / threads > 0 ? 2048 / threads : 1);
-  return cudaSuccess;
+// Blocks of `kernel` (threads, shared bytes) one SM can hold, at most `cap`
+// (the occupancy query runs in relaxed capture mode: legal while the caller
+// captures a graph).
+template <typename Kernel>
+cudaError_t resident_blocks_per_sm(Kernel* kernel, int threads, std::size_t shared, int cap, int& blocks) {
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
+  const cudaError_t error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, shared);
+  const cudaError_t restore_error = cudaThreadExchangeStreamCaptureMode(&mode);
+  if (blocks > cap) blocks = cap;
+  return error != cudaSuccess ? error : restore_error;
 }
 
-// Blocksort, `passes` merge passes and the final copy of the segments in
-// `list` (at most layout.blocks blocksort entries). `control` is zeroed.
+// Blocksort, then the passes kernel: boundary windows, up to `passes` merge
+// passes and the final copy of the segments in `list` (at most layout.blocks
+// blocksort entries). `control` is zeroed.
 template <typename Policy, typename Key, typename Value, typename Compare>
 cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, const merge_buffers<Key, Value>& buffers,
                                     const merge_segment_list& list, const early_exit_layout& layout, void* temp,
                                     int passes, merge_control* control, Compare comp, cudaStream_t stream) {
-  using tiling = early_exit_tiling<Policy>;
   if (layout.blocks <= 0) return cudaSuccess;
-  if (passes > sort_stats::max_passes || layout.blocks > INT_MAX ||
-      ceil_div(layout.tiles, Policy::job_threads / Policy::job_ways - 1) > INT_MAX)
-    return cudaErrorInvalidValue;
+  if (passes > sort_stats::max_passes || layout.blocks > INT_MAX) return cudaErrorInvalidValue;
   char* base = static_cast<char*>(temp);
   std::uint8_t* locations = reinterpret_cast<std::uint8_t*>(base + layout.locations_offset);
   merge_job* jobs = reinterpret_cast<merge_job*>(base + layout.jobs_offset);
-  auto locations_of = [&](int pass) { return locations + (pass & 1) * layout.tiles; };
 
   {
     using shared = early_exit_blocksort_shared<Policy, Key, Value>;
     auto* kernel = early_exit_blocksort_kernel<Policy, Key, Value, Compare>;
     TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared::bytes));
     kernel<<<static_cast<unsigned>(layout.blocks), Policy::block_threads, shared::bytes, stream>>>(
-        keys_in, values_in, buffers, list, locations_of(0), control, comp);
+        keys_in, values_in, buffers, list, locations, control, comp);
     TILESORT_RETURN_IF_ERROR(cudaGetLastError());
   }
   if (passes == 0) return cudaSuccess;  // every tile was written to keys_out
 
   using storage_type = early_exit_merge_storage<Key, Value, Policy::merge_tile_items>;
   static_assert(alignof(storage_type) <= 16, "dynamic shared memory is 16-byte aligned");
-  auto* merge_kernel = early_exit_merge_kernel<Policy, Key, Value, Compare>;
-  TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage_type)));
+  auto* kernel = early_exit_passes_kernel<Policy, Key, Value, Compare>;
+  TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, sizeof(storage_type)));
   if constexpr (Policy::merge_prefers_shared)
-    TILESORT_RETURN_IF_ERROR(set_kernel_attribute(merge_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                                  cudaSharedmemCarveoutMaxShared));
-  int sms = 0;
+    TILESORT_RETURN_IF_ERROR(
+        set_kernel_attribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  int sms = 0, per_sm = 0;
   TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
-  // All resident (the jobs are taken in a fixed order): merge_min_blocks per SM.
-  const std::int64_t merge_grid = std::min<std::int64_t>(std::int64_t(sms) * Policy::merge_min_blocks, layout.tiles);
-  const auto job_grid = static_cast<unsigned>(ceil_div(layout.tiles, Policy::job_threads / Policy::job_ways - 1));
-  const auto boundary_grid = static_cast<unsigned>(ceil_div(layout.blocks, Policy::job_threads));
-  // Every kernel after the blocksort starts as a dependent of the one before
-  // (detail/dependent_launch.cuh): the passes lose no launch gaps, which are a
-  // large part of a pass that finds little to merge.
+  TILESORT_RETURN_IF_ERROR(
+      resident_blocks_per_sm(kernel, Policy::merge_threads, sizeof(storage_type), Policy::merge_min_blocks, per_sm));
+  if (per_sm < 1) return cudaErrorInvalidConfiguration;
+  const std::int64_t grid = std::min<std::int64_t>(std::int64_t(sms) * per_sm, layout.tiles);
+  // A dependent of the blocksort (detail/dependent_launch.cuh): its blocks
+  // become resident while the blocksort's last wave runs.
   bool dependent = false;
   TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
-  TILESORT_RETURN_IF_ERROR(launch_kernel(early_exit_boundary_kernel<Policy, Key, Compare>, boundary_grid,
-                                         Policy::job_threads, 0, stream, dependent, buffers.keys_out,
-                                         buffers.keys_temp, list, locations_of(0), locations_of(1), jobs, control,
-                                         comp));
-  TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(merge_grid), Policy::merge_threads,
-                                         sizeof(storage_type), stream, dependent, buffers, jobs, &control->boundary,
-                                         comp));
-  for (int pass = 0; pass < passes; ++pass) {
-    TILESORT_RETURN_IF_ERROR(launch_kernel(early_exit_jobs_kernel<Policy, Key, Compare>, job_grid,
-                                           Policy::job_threads, 0, stream, dependent, buffers.keys_out,
-                                           buffers.keys_temp, list, pass, locations_of(pass), locations_of(pass + 1),
-                                           jobs, control, comp));
-    TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(merge_grid), Policy::merge_threads,
-                                           sizeof(storage_type), stream, dependent, buffers, jobs,
-                                           &control->pass[pass], comp));
-  }
-
-  auto* copy_kernel = early_exit_final_copy_kernel<Policy, Key, Value>;
-  int copy_grid = 0;
-  TILESORT_RETURN_IF_ERROR(resident_blocks(Policy::copy_threads, copy_grid));
-  if (copy_grid > layout.tiles) copy_grid = static_cast<int>(layout.tiles);
-  return launch_kernel(copy_kernel, static_cast<unsigned>(copy_grid), Policy::copy_threads, 0, stream, dependent,
-                       buffers, list, locations, layout.tiles, passes, control);
+  return launch_cooperative_kernel(kernel, static_cast<unsigned>(grid), Policy::merge_threads, sizeof(storage_type),
+                                   stream, dependent, buffers, list, locations, layout.tiles, jobs, passes, control,
+                                   comp);
 }
 
 }  // namespace detail

@@ -269,12 +269,8 @@ __global__ void __launch_bounds__(Policy::classify_threads)
     while (present != 0) {
       const int b = __ffs(static_cast<int>(present)) - 1;
       present &= present - 1;
-      const unsigned members = __ballot_sync(0xffffffffu, bin == b);
-      const int leader = __ffs(static_cast<int>(members)) - 1;
-      unsigned first = 0;
-      if (lane_id() == leader) first = atomicAdd(&block_total[b], static_cast<unsigned>(__popc(members)));
-      first = __shfl_sync(0xffffffffu, first, leader);
-      if (bin == b) in_block = first + static_cast<unsigned>(__popc(members & ((1u << lane_id()) - 1u)));
+      const unsigned slot = warp_reserve(&block_total[b], bin == b);
+      if (bin == b) in_block = slot;
     }
     __syncthreads();
     if (threadIdx.x < bins.count && block_total[threadIdx.x] > 0)

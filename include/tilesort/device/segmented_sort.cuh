@@ -34,7 +34,8 @@
 // (Files: device/segment_row_sorters.cuh holds the row sorters,
 // device/segment_classify.cuh steps 1-3 and 6, device/early_exit_merge.cuh
 // step 5; this file sizes everything and launches it.)
-// Launches: 1 memset + 2 + 10 bins + (3 + 2P) long-segment launches + 1 gap copy,
+// Launches: 1 memset + 2 + 10 bins + 2 long-segment launches (blocksort, and
+// one cooperative launch for up to P passes) + 1 gap copy,
 // P = ceil(log2(longest possible segment / T)) (T = 8192 for 4-byte keys);
 // every launch has a fixed grid and reads its work count on the device, so
 // the whole call can be captured in a CUDA graph. A key is read and written
