@@ -783,35 +783,33 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
   using tiling = early_exit_tiling<Policy>;
   constexpr int threads = Policy::merge_threads;
   const auto locations_of = [&](int pass) { return location_arrays + (pass & 1) * array_stride; };
-  // Sizes are read again after each barrier rather than kept: whatever is
-  // live across the merge loop costs it registers (spills).
+  // Merge-tile entries (a segment list's count is on the device).
   const auto tiles = [&] { return list.blocks() * tiling::merge_tiles_per_block; };
   grid_barrier barrier{&control->barrier_arrivals};
   const std::int64_t stride = gridDim.x;
 
-  // Step -1 plans the boundaries, step p >= 0 is merge pass p; each step's
-  // merges follow its plans. Passes run while some boundary is out of order
-  // after the windows (none: the boundary plans left both location arrays
-  // alike) and some segment needs them. (One merge call site: the merge
-  // loop is inlined once.)
-  int pass = -1;
+  for (std::int64_t first = blockIdx.x * std::int64_t(threads); first < list.blocks(); first += stride * threads)
+    early_exit_plan_boundaries<Policy>(first, buffers.keys_out, buffers.keys_temp, list, locations_of(0),
+                                       locations_of(1), jobs, control, comp);
+  barrier.sync();
+  early_exit_merge_jobs<Policy>(buffers, jobs, control->boundary.job_count, comp);
+  barrier.sync();
+
+  // Passes run while some boundary is out of order after the windows (none:
+  // the boundary plans left both location arrays alike) and some segment
+  // needs them. (Written with one merge call site, for both the windows and
+  // the passes, this kernel sorted wrongly in most locality tests on the
+  // H100 while this form passes them; the cause was not found.)
+  int pass = 0;
   for (;; ++pass) {
-    merge_pass_control* counters = &control->boundary;
-    if (pass < 0) {
-      for (std::int64_t first = blockIdx.x * std::int64_t(threads); first < list.blocks(); first += stride * threads)
-        early_exit_plan_boundaries<Policy>(first, buffers.keys_out, buffers.keys_temp, list, locations_of(0),
-                                           locations_of(1), jobs, control, comp);
-    } else {
-      const unsigned needed = control->out_of_order_boundaries == 0 ? 0u : control->needed_passes;
-      if (pass >= passes || static_cast<unsigned>(pass) >= needed) break;
-      const std::int64_t job_blocks = ceil_div(tiles(), std::int64_t(Policy::job_groups - 1));
-      for (std::int64_t job_block = blockIdx.x; job_block < job_blocks; job_block += stride)
-        early_exit_plan_jobs<Policy>(job_block, tiles(), pass, buffers.keys_out, buffers.keys_temp, list,
-                                     locations_of(pass), locations_of(pass + 1), jobs, control, comp);
-      counters = &control->pass[pass];
-    }
+    const unsigned needed = control->out_of_order_boundaries == 0 ? 0u : control->needed_passes;
+    if (pass >= passes || static_cast<unsigned>(pass) >= needed) break;
+    const std::int64_t job_blocks = ceil_div(tiles(), std::int64_t(Policy::job_groups - 1));
+    for (std::int64_t job_block = blockIdx.x; job_block < job_blocks; job_block += stride)
+      early_exit_plan_jobs<Policy>(job_block, tiles(), pass, buffers.keys_out, buffers.keys_temp, list,
+                                   locations_of(pass), locations_of(pass + 1), jobs, control, comp);
     barrier.sync();
-    early_exit_merge_jobs<Policy>(buffers, jobs, counters->job_count, comp);
+    early_exit_merge_jobs<Policy>(buffers, jobs, control->pass[pass].job_count, comp);
     barrier.sync();
   }
   early_exit_final_copy<Policy>(buffers, list, tiles(), locations_of(pass), control);
