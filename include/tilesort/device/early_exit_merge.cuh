@@ -95,12 +95,12 @@ struct early_exit_merge_policy {
   // Blocks per SM the register budget of the passes kernel must allow, which
   // is also its grid per SM (a cooperative launch: all resident): 3, 80
   // registers at 256 threads. H100, locality_sort_keys of 2^24 u32 keys,
-  // random, median of 9 (2026-11-24): 1166-1173 us at 3, 1307-1310 at 4
-  // (64 registers: the merge loop saved and reloaded 14 registers per job).
-  // When jobs and merges were separate kernels per pass, u32 keys ran best
-  // at 4 (1027-1031 us; 2679-2749 against 2853-2866 for u32 pairs at 3 and
-  // 4), but sorted input paid 2 launches per pass (103-118 us against 62-70
-  // now, 2^20 nearly sorted 77 us against 30-33).
+  // random, median of 9 (2026-11-24): 1139-1145 us at 3, 1188-1193 at 4
+  // (64 registers, spilling around the merge loop). When jobs and merges
+  // were separate kernels per pass, u32 keys ran best at 4 (1027-1032 us;
+  // 2679-2749 against 2853-2866 for u32 pairs at 3 and 4), but sorted input
+  // paid 2 launches per pass (103-126 us against 63-67 now; 2^20 nearly
+  // sorted 82 us against 28-31).
   static constexpr int merge_min_blocks = 3;
   // The passes kernel asks for the largest shared-memory carveout (less L1):
   // for pairs of 8 bytes only. H100, locality 2^24 random: u32 pairs 2487-
@@ -628,10 +628,24 @@ __device__ __noinline__ void early_exit_plan_jobs(std::int64_t job_block, std::i
 template <typename Key, typename Value, int TileItems>
 using early_exit_merge_storage = merge_sort_merge_storage<Key, Value, TileItems>;
 
+// cp.async of one T (4, 8 or 16 bytes, as aligned) from global to shared
+// memory, and the wait for all of this thread's.
+template <typename T>
+inline constexpr bool copies_to_shared_async = sizeof(T) == alignof(T) && (sizeof(T) == 4 || sizeof(T) == 8 ||
+                                                                         sizeof(T) == 16);
+template <typename T>
+TILESORT_DEVICE void copy_to_shared_async(T* dst, const T* src) {
+  const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(shared), "l"(src), "n"(sizeof(T)) : "memory");
+}
+TILESORT_DEVICE void wait_for_shared_copies() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
 // Merge job `job`'s A and B into its outputs. Every global read happens
 // before the barrier that precedes the first global write, so the output may
-// overlap the inputs (window merges run in place).
-template <bool Full, typename Policy, typename Key, typename Value, typename Storage, typename Compare>
+// overlap the inputs (window merges run in place). Async: A ++ B goes
+// straight to shared memory (cp.async, for keys and values of 4, 8 or 16
+// bytes), no key staged in registers.
+template <bool Async, bool Full, typename Policy, typename Key, typename Value, typename Storage, typename Compare>
 TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffers<Key, Value>& buffers,
                                              const merge_job& job, Compare comp) {
   constexpr int threads = Policy::merge_threads;
@@ -659,18 +673,30 @@ TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffe
                    {buffer_of(job.a_after) + job.a_begin + thread, a_split, a_count},
                    {buffer_of(job.b_before) + (job.b_begin - a_count) + thread, a_count, b_split},
                    {buffer_of(job.b_after) + (job.b_begin - a_count) + thread, b_split, count}};
-    T loaded[items];
+    if constexpr (Async && copies_to_shared_async<T>) {
 #pragma unroll
-    for (int w = 0; w < 4; ++w) {
+      for (int w = 0; w < 4; ++w) {
 #pragma unroll
-      for (int k = 0; k < items; ++k) {
-        const int j = thread + k * threads;
-        if (j >= sweeps[w].lo && j < sweeps[w].hi) loaded[k] = sweeps[w].base[k * threads];
+        for (int k = 0; k < items; ++k) {
+          const int j = thread + k * threads;
+          if (j >= sweeps[w].lo && j < sweeps[w].hi) copy_to_shared_async(dst + j, sweeps[w].base + k * threads);
+        }
       }
-    }
-    // Unconditional stores: slots past count get junk that nothing reads.
+      wait_for_shared_copies();  // slots past count stay unwritten: nothing reads them
+    } else {
+      T loaded[items];
 #pragma unroll
-    for (int k = 0; k < items; ++k) dst[thread + k * threads] = loaded[k];
+      for (int w = 0; w < 4; ++w) {
+#pragma unroll
+        for (int k = 0; k < items; ++k) {
+          const int j = thread + k * threads;
+          if (j >= sweeps[w].lo && j < sweeps[w].hi) loaded[k] = sweeps[w].base[k * threads];
+        }
+      }
+      // Unconditional stores: slots past count get junk that nothing reads.
+#pragma unroll
+      for (int k = 0; k < items; ++k) dst[thread + k * threads] = loaded[k];
+    }
   };
   gather(storage.keys, [&](std::uint8_t location) { return buffers.keys(location); });
   if constexpr (pairs) gather(storage.values, [&](std::uint8_t location) { return buffers.values(location); });
@@ -696,8 +722,8 @@ TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffe
 // keys, nothing else. A merge tile reads its
 // slices from the buffers that hold them and writes the other buffer at its
 // own positions (nothing else reads there in this pass); a window merge
-// rewrites its window in place.
-template <typename Policy, typename Key, typename Value, typename Compare>
+// rewrites its window in place. Async: see early_exit_merge_slices.
+template <bool Async, typename Policy, typename Key, typename Value, typename Compare>
 TILESORT_DEVICE void early_exit_merge_jobs(const merge_buffers<Key, Value>& buffers, const merge_job* jobs,
                                            unsigned queued, Compare comp) {
   static_assert(Policy::merge_tile_items <= 0xffff, "merge_job counts are 16-bit");
@@ -709,7 +735,7 @@ TILESORT_DEVICE void early_exit_merge_jobs(const merge_buffers<Key, Value>& buff
     // Bounds-checked path only (see merge_sort_merge_kernel); one inlined
     // merge for tiles and windows alike.
     if (job.a_count <= job.count && job.count <= Policy::merge_tile_items)
-      early_exit_merge_slices<false, Policy>(storage, buffers, job, comp);
+      early_exit_merge_slices<Async, false, Policy>(storage, buffers, job, comp);
   }
 }
 
@@ -792,14 +818,18 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
     early_exit_plan_boundaries<Policy>(first, buffers.keys_out, buffers.keys_temp, list, locations_of(0),
                                        locations_of(1), jobs, control, comp);
   barrier.sync();
-  early_exit_merge_jobs<Policy>(buffers, jobs, control->boundary.job_count, comp);
+  early_exit_merge_jobs<false, Policy>(buffers, jobs, control->boundary.job_count, comp);
   barrier.sync();
 
   // Passes run while some boundary is out of order after the windows (none:
   // the boundary plans left both location arrays alike) and some segment
-  // needs them. (Written with one merge call site, for both the windows and
-  // the passes, this kernel sorted wrongly in most locality tests on the
-  // H100 while this form passes them; the cause was not found.)
+  // needs them. Their merges gather with cp.async, the windows' with
+  // registers (H100, 2^24 u32 keys, both with cp.async: random 1139-1145
+  // -> 1103-1110 us, u32 pairs 2118 -> 2029; nearly sorted, which is all
+  // windows, 192-194 -> 194-197 us, pairs 338 -> 354). (Written with one
+  // merge call site for the windows and the passes, this kernel sorted
+  // wrongly in most locality tests on the H100 while this form passes them;
+  // the cause was not found. merge_sort_merge_kernel notes a like case.)
   int pass = 0;
   for (;; ++pass) {
     const unsigned needed = control->out_of_order_boundaries == 0 ? 0u : control->needed_passes;
@@ -809,7 +839,7 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
       early_exit_plan_jobs<Policy>(job_block, tiles(), pass, buffers.keys_out, buffers.keys_temp, list,
                                    locations_of(pass), locations_of(pass + 1), jobs, control, comp);
     barrier.sync();
-    early_exit_merge_jobs<Policy>(buffers, jobs, control->pass[pass].job_count, comp);
+    early_exit_merge_jobs<true, Policy>(buffers, jobs, control->pass[pass].job_count, comp);
     barrier.sync();
   }
   early_exit_final_copy<Policy>(buffers, list, tiles(), locations_of(pass), control);
