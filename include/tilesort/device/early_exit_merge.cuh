@@ -824,9 +824,11 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
   // Passes run while some boundary is out of order after the windows (none:
   // the boundary plans left both location arrays alike) and some segment
   // needs them. Their merges gather with cp.async, the windows' with
-  // registers (H100, 2^24 u32 keys, both with cp.async: random 1139-1145
-  // -> 1103-1110 us, u32 pairs 2118 -> 2029; nearly sorted, which is all
-  // windows, 192-194 -> 194-197 us, pairs 338 -> 354). (Written with one
+  // registers. H100, 2^24, locality probe against the register gather in
+  // both: this form, u32 keys random 1143 -> 1137-1139 us, u32 pairs random
+  // 2113 -> 2040, nearly sorted unchanged; cp.async in both (one run):
+  // random 1103-1110 us, pairs 2029, but nearly sorted (all windows)
+  // 192-194 -> 194-197 us, pairs 338 -> 354. (Written with one
   // merge call site for the windows and the passes, this kernel sorted
   // wrongly in most locality tests on the H100 while this form passes them;
   // the cause was not found. merge_sort_merge_kernel notes a like case.)
