@@ -67,6 +67,7 @@ struct options {
   std::vector<std::int64_t> sizes;    // empty: each family's defaults
   std::vector<std::string> types;     // empty: each family's defaults
   std::vector<std::string> dists;     // empty: each family's defaults
+  std::vector<int> case_numbers;      // empty: every case the filters above select; else those (1-based, as --list)
   int reps = 9;
   bool reps_given = false;
   int warmups = 2;

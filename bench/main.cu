@@ -56,6 +56,8 @@ void usage(std::FILE* out) {
                "  --dist LIST        random,sorted,reversed,few,nearly\n"
                "                     (default: merge all five, locality nearly/sorted/random,\n"
                "                     other families random)\n"
+               "  --cases LIST       only these cases of the selection, numbered as --list\n"
+               "                     prints them (e.g. --family segments --cases 18)\n"
                "  --reps N           median of N timed repetitions (default 9; whole: 5)\n"
                "  --warmups N        untimed repetitions first (default 2; whole: 1)\n"
                "  --mode M           lat: from an idle GPU, host launch cost included\n"
@@ -159,6 +161,17 @@ bool parse_args(int argc, char** argv, options& opt, std::string& error) {
       if (!v) return false;
       opt.dists = split_list(v);
       if (!check_names(opt.dists, kDists, "distribution", error)) return false;
+    } else if (a == "--cases") {
+      const char* v = value("--cases");
+      if (!v) return false;
+      for (const auto& c : split_list(v)) {
+        const int number = std::atoi(c.c_str());
+        if (number < 1) {
+          error = "bad case number '" + c + "' (see --list)";
+          return false;
+        }
+        opt.case_numbers.push_back(number);
+      }
     } else if (a == "--reps") {
       const char* v = value("--reps");
       if (!v) return false;
@@ -253,7 +266,12 @@ std::vector<bench_case> build_cases(const options& opt) {
   add_bitonic_cases(opt, cases);
   add_locality_cases(opt, cases);
   add_whole_cases(opt, cases);
-  return cases;
+  if (opt.case_numbers.empty()) return cases;
+  std::vector<bench_case> chosen;
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if (std::find(opt.case_numbers.begin(), opt.case_numbers.end(), int(i + 1)) != opt.case_numbers.end())
+      chosen.push_back(cases[i]);
+  return chosen;
 }
 
 // ------------------------------------------------------------------ worker

@@ -5,6 +5,7 @@
 # their mean and total time. For the GPU machine (device tool), after
 # scripts/gpu-check.sh has built the benchmark:
 #   scripts/kernel-times.sh --family merge --types u32 --sizes 2^24 --dist random
+#   scripts/kernel-times.sh --family segments --cases 18    (one case, numbered as --list)
 # The arguments go to tilesort-bench, which runs them in this process
 # (--inline), once (--reps 1 --warmups 0). Every implementation of the case
 # runs, CUB's too, so its kernels show beside ours. ncu runs each kernel on its
