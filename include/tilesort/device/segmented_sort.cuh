@@ -38,7 +38,9 @@
 // one cooperative launch for up to P passes) + 1 gap copy,
 // P = ceil(log2(longest possible segment / T)) (T = 8192 for 4-byte keys);
 // every launch has a fixed grid and reads its work count on the device, so
-// the whole call can be captured in a CUDA graph. A key is read and written
+// the whole call can be captured in a CUDA graph. From 2^20 keys on, the
+// bins run on side streams beside the long segments (detail/side_streams.cuh),
+// forked from and joined back to the caller's stream with events. A key is read and written
 // once when its segment holds at most max_row keys; otherwise like a merge
 // sort of its segment (with early exit).
 //
@@ -69,6 +71,7 @@
 #include "../comparators.cuh"
 #include "../detail/error.cuh"
 #include "../detail/segment_ranges.cuh"
+#include "../detail/side_streams.cuh"
 #include "../detail/temp_storage.cuh"
 #include "../thread/thread_load.cuh"
 #include "../thread/thread_sort.cuh"
@@ -100,6 +103,10 @@ struct segmented_sort_policy {
   static constexpr int flag_threads = 256;
   static constexpr int flag_words_per_thread = 8;  // 256 x 8 words = 65536 positions per block
   static constexpr int resident_threads = 2048;
+  // From this many keys on, each bin and the long segments' merge sort run
+  // on a stream of their own (detail/side_streams.cuh); below it the events
+  // cost more than the overlap gains (a guess: not measured yet).
+  static constexpr std::int64_t side_stream_min_keys = std::int64_t(1) << 20;
   static constexpr int bin_capacity(int bin) {
     const auto shape = bin < sorters::warp_shape_count ? sorters::warp_shape(bin)
                                                        : sorters::block_shape(bin - sorters::warp_shape_count);
@@ -124,7 +131,7 @@ struct segmented_setup {
   using sorters = typename policy::sorters;
   using merge_policy = early_exit_policy_for<Key, Value>;
   static constexpr int bins = policy::bin_count;
-  static_assert(bins <= max_segment_bins, "too many bins");
+  static_assert(bins <= max_segment_bins && bins <= max_side_streams, "too many bins");
   static_assert(sorters::max_row < 65536, "binned segments are packed with 16-bit lengths");
 
   std::int64_t n = 0;
@@ -200,7 +207,7 @@ T* temp_at(void* base, std::size_t offset) {
 template <typename Setup, int Shape, typename Key, typename Value, typename Compare>
 cudaError_t launch_bins(const Setup& setup, void* temp, segmented_control* control, int sms, const Key* keys_in,
                         Key* keys_out, const Value* values_in, Value* values_out, Compare comp,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, const side_stream_set* side) {
   using sorters = typename Setup::sorters;
   using policy = typename Setup::policy;
   if constexpr (Shape < Setup::bins) {
@@ -211,11 +218,12 @@ cudaError_t launch_bins(const Setup& setup, void* temp, segmented_control* contr
       const std::int64_t needed = ceil_div(setup.bin_entries[Shape], rows_per_block<sorters>(Shape));
       const std::int64_t resident = std::int64_t(sms) * (policy::resident_threads / threads);
       const auto grid = static_cast<unsigned>(needed < resident ? needed : resident);
-      TILESORT_RETURN_IF_ERROR(
-          (launch_row_sorter<sorters, Shape>(rows, grid, keys_in, keys_out, values_in, values_out, comp, stream)));
+      TILESORT_RETURN_IF_ERROR((launch_row_sorter<sorters, Shape>(rows, grid, keys_in, keys_out, values_in,
+                                                                  values_out, comp,
+                                                                  side ? side->streams[Shape] : stream)));
     }
     return launch_bins<Setup, Shape + 1>(setup, temp, control, sms, keys_in, keys_out, values_in, values_out, comp,
-                                         stream);
+                                         stream, side);
   } else {
     return cudaSuccess;
   }
@@ -300,9 +308,17 @@ cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, voi
     TILESORT_RETURN_IF_ERROR(cudaGetLastError());
   }
 
+  // The bins, the long segments and the gaps touch disjoint keys: large
+  // sorts run each bin on a side stream, beside the long segments' merge
+  // sort on `stream`, and join them before the statistics.
+  side_stream_set* side = nullptr;
   if constexpr (Binned) {
+    if (n >= policy::side_stream_min_keys) {
+      TILESORT_RETURN_IF_ERROR(side_streams(setup_type::bins, side));
+      TILESORT_RETURN_IF_ERROR(fork_side_streams(*side, setup_type::bins, stream));
+    }
     TILESORT_RETURN_IF_ERROR((launch_bins<setup_type, 0>(setup, temp, control, sms, keys_in, keys_out, values_in,
-                                                         values_out, comp, stream)));
+                                                         values_out, comp, stream, side)));
   }
 
   if (setup.long_blocks > 0) {
@@ -321,6 +337,7 @@ cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, voi
                                                                         control);
     TILESORT_RETURN_IF_ERROR(cudaGetLastError());
   }
+  if (side) TILESORT_RETURN_IF_ERROR(join_side_streams(*side, setup_type::bins, stream));
   return write_sort_stats(options.stats, setup.long_blocks > 0 ? &control->merge : nullptr, n,
                           merge_policy::merge_tile_items, merge_policy::tile_items, setup.passes,
                           &control->direct_segments, &control->direct_keys, 0, 0, stream);

@@ -1,0 +1,72 @@
+// detail/side_streams.cuh — independent launches of one sort run beside the
+// caller's stream, ordered with it by events (fork and join).
+//
+// Segmented sort's row-sorter bins are independent of each other and of the
+// long segments' merge sort, and a bin often holds a few hundred rows: run
+// one after another on one stream, most of the GPU waits while each bin's
+// single wave finishes. On side streams they overlap.
+//
+// The side streams and events belong to the calling host thread (one set per
+// device, created on first use, non-blocking, kept for the thread's
+// lifetime): two host threads never share one, so one thread's graph capture
+// cannot pull in another thread's work. An event is recorded and waited on
+// at once, so reusing it in a later call is safe. Under stream capture the
+// fork brings the side streams into the capture and the join returns them,
+// so a captured sort is one graph.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "error.cuh"
+
+namespace tilesort::detail {
+
+inline constexpr int max_side_streams = 16;
+
+struct side_stream_set {
+  cudaStream_t streams[max_side_streams] = {};
+  cudaEvent_t joins[max_side_streams] = {};  // recorded on streams[i]
+  cudaEvent_t fork = nullptr;                // recorded on the caller's stream
+};
+
+// The calling thread's set for the current device, with at least `count`
+// streams created. (Created in relaxed capture mode: legal while the caller
+// captures a graph.)
+inline cudaError_t side_streams(int count, side_stream_set*& set) {
+  constexpr int max_devices = 64;
+  thread_local side_stream_set sets[max_devices];
+  int device = 0;
+  TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
+  if (device < 0 || device >= max_devices || count > max_side_streams) return cudaErrorInvalidValue;
+  set = &sets[device];
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
+  cudaError_t error = cudaSuccess;
+  if (set->fork == nullptr) error = cudaEventCreateWithFlags(&set->fork, cudaEventDisableTiming);
+  for (int i = 0; i < count && error == cudaSuccess; ++i) {
+    if (set->streams[i] == nullptr) error = cudaStreamCreateWithFlags(&set->streams[i], cudaStreamNonBlocking);
+    if (error == cudaSuccess && set->joins[i] == nullptr)
+      error = cudaEventCreateWithFlags(&set->joins[i], cudaEventDisableTiming);
+  }
+  const cudaError_t restore_error = cudaThreadExchangeStreamCaptureMode(&mode);
+  return error != cudaSuccess ? error : restore_error;
+}
+
+// Side streams 0 .. count - 1 start after everything enqueued on `stream` so far.
+inline cudaError_t fork_side_streams(const side_stream_set& set, int count, cudaStream_t stream) {
+  TILESORT_RETURN_IF_ERROR(cudaEventRecord(set.fork, stream));
+  for (int i = 0; i < count; ++i) TILESORT_RETURN_IF_ERROR(cudaStreamWaitEvent(set.streams[i], set.fork, 0));
+  return cudaSuccess;
+}
+
+// What `stream` enqueues next starts after everything enqueued on side
+// streams 0 .. count - 1.
+inline cudaError_t join_side_streams(const side_stream_set& set, int count, cudaStream_t stream) {
+  for (int i = 0; i < count; ++i) {
+    TILESORT_RETURN_IF_ERROR(cudaEventRecord(set.joins[i], set.streams[i]));
+    TILESORT_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, set.joins[i], 0));
+  }
+  return cudaSuccess;
+}
+
+}  // namespace tilesort::detail
