@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <optional>
 #include <random>
+#include <thread>
 
 #include "common/test_util.cuh"
 
@@ -646,7 +647,10 @@ TEST(SegmentedSort, MalformedWithoutCheckStaysInBounds) {
 TEST(SegmentedSort, StreamAndGraphCapture) {
   REQUIRE_GPU();
   std::mt19937_64 rng(fresh_seed());
-  const layout l = random_lengths(rng, scaled(400000), 1, 30000);
+  // Past side_stream_min_keys (outside the small run): the bins' side
+  // streams are forked and joined inside the capture.
+  const layout l = random_lengths(rng, scaled(std::int64_t(1) << 21), 1, 30000);
+  ASSERT_TRUE(small_run() || l.n >= tilesort::segmented_sort_policy<u32>::side_stream_min_keys);
   const auto in = make_keys<u32>(l.n, distribution::random, fresh_seed());
   description d;
   prepare(l, form::offsets32, d);
@@ -680,6 +684,42 @@ TEST(SegmentedSort, StreamAndGraphCapture) {
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
   cudaFreeHost(stats);
+}
+
+// Two host threads sort at once, each on its own stream, past
+// side_stream_min_keys: each thread forks onto side streams of its own.
+TEST(SegmentedSort, TwoHostThreadsAtOnce) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(fresh_seed());
+  const layout l = random_lengths(rng, scaled(std::int64_t(3) << 20), 1, 30000);
+  description d;
+  prepare(l, form::offsets32, d);
+  std::vector<std::vector<u32>> in, got(2);
+  for (int t = 0; t < 2; ++t) in.push_back(make_keys<u32>(l.n, distribution::random, fresh_seed()));
+  cudaError_t results[2] = {cudaErrorUnknown, cudaErrorUnknown};
+  auto work = [&](int t) {
+    device_buffer<u32> keys(in[t]), out(l.n);
+    cudaStream_t stream;
+    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) return;
+    for (int round = 0; round < 3 && (round == 0 || results[t] == cudaSuccess); ++round) {
+      results[t] = with_segments(form::offsets32, d, [&](auto segs) {
+        return tilesort::segmented_sort_keys(keys.data(), out.data(), l.n, segs, tilesort::less{}, stream);
+      });
+    }
+    if (results[t] == cudaSuccess) results[t] = cudaStreamSynchronize(stream);
+    if (results[t] == cudaSuccess) got[t] = out.download();
+    cudaStreamDestroy(stream);
+  };
+  std::thread first(work, 0), second(work, 1);
+  first.join();
+  second.join();
+  for (int t = 0; t < 2; ++t) {
+    ASSERT_EQ(cudaSuccess, results[t]) << "thread " << t << ": " << cudaGetErrorString(results[t]);
+    auto expected = in[t];
+    for (std::size_t s = 0; s < l.begin.size(); ++s)
+      std::stable_sort(expected.begin() + l.begin[s], expected.begin() + l.end[s]);
+    EXPECT_TRUE(got[t] == expected) << "thread " << t;
+  }
 }
 
 TEST(SegmentedSort, PastTwoToThe31) {
