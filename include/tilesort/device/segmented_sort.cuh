@@ -203,9 +203,7 @@ T* temp_at(void* base, std::size_t offset) {
   return reinterpret_cast<T*>(static_cast<char*>(base) + offset);
 }
 
-// Launch each bin's row sorter over its list (a fixed grid per bin), the
-// largest shape first: on side streams, the bins whose rows take longest
-// start first.
+// Launch each bin's row sorter over its list (a fixed grid per bin).
 template <typename Setup, int Shape, typename Key, typename Value, typename Compare>
 cudaError_t launch_bins(const Setup& setup, void* temp, segmented_control* control, int sms, const Key* keys_in,
                         Key* keys_out, const Value* values_in, Value* values_out, Compare comp,
@@ -213,8 +211,6 @@ cudaError_t launch_bins(const Setup& setup, void* temp, segmented_control* contr
   using sorters = typename Setup::sorters;
   using policy = typename Setup::policy;
   if constexpr (Shape < Setup::bins) {
-    TILESORT_RETURN_IF_ERROR((launch_bins<Setup, Shape + 1>(setup, temp, control, sms, keys_in, keys_out, values_in,
-                                                            values_out, comp, stream, side)));
     if (setup.bin_entries[Shape] > 0) {
       const listed_rows rows{temp_at<std::uint64_t>(temp, setup.bins_offset[Shape]), &control->bin_count[Shape],
                              &control->overflow};
@@ -226,7 +222,8 @@ cudaError_t launch_bins(const Setup& setup, void* temp, segmented_control* contr
                                                                   values_out, comp,
                                                                   side ? side->streams[Shape] : stream)));
     }
-    return cudaSuccess;
+    return launch_bins<Setup, Shape + 1>(setup, temp, control, sms, keys_in, keys_out, values_in, values_out, comp,
+                                         stream, side);
   } else {
     return cudaSuccess;
   }
