@@ -722,6 +722,32 @@ TEST(SegmentedSort, TwoHostThreadsAtOnce) {
   }
 }
 
+// cudaDeviceReset between two sorts past side_stream_min_keys: the second
+// makes its side streams again in the new context.
+TEST(SegmentedSort, SortsAfterDeviceReset) {
+  REQUIRE_GPU();
+  std::mt19937_64 rng(fresh_seed());
+  const layout l = random_lengths(rng, scaled(std::int64_t(3) << 20), 1, 30000);
+  const auto in = make_keys<u32>(l.n, distribution::random, fresh_seed());
+  auto expected = in;
+  for (std::size_t s = 0; s < l.begin.size(); ++s)
+    std::stable_sort(expected.begin() + l.begin[s], expected.begin() + l.end[s]);
+  for (int round = 0; round < 2; ++round) {
+    {
+      description d;
+      prepare(l, form::offsets32, d);
+      device_buffer<u32> keys(in), out(l.n);
+      const cudaError_t sorted = with_segments(form::offsets32, d, [&](auto segs) {
+        return tilesort::segmented_sort_keys(keys.data(), out.data(), l.n, segs);
+      });
+      ASSERT_EQ(cudaSuccess, sorted) << "round " << round << ": " << cudaGetErrorString(sorted);
+      CUDA_ASSERT(cudaDeviceSynchronize());
+      EXPECT_TRUE(out.download() == expected) << "round " << round;
+    }
+    if (round == 0) CUDA_ASSERT(cudaDeviceReset());
+  }
+}
+
 TEST(SegmentedSort, PastTwoToThe31) {
   REQUIRE_GPU();
   if (small_run()) GTEST_SKIP() << "large case skipped in the small run";
