@@ -18,6 +18,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include "capture_mode.cuh"
 #include "error.cuh"
 
 namespace tilesort::detail {
@@ -58,8 +59,7 @@ inline unsigned long long current_context_id() {
 }
 
 // The calling thread's set for the current device, with at least `count`
-// streams created. (Created in relaxed capture mode: legal while the caller
-// captures a graph.)
+// streams created (legal while the caller captures a graph).
 inline cudaError_t side_streams(int count, side_stream_set*& set) {
   constexpr int max_devices = 64;
   thread_local side_stream_set sets[max_devices];
@@ -72,17 +72,16 @@ inline cudaError_t side_streams(int count, side_stream_set*& set) {
     *set = side_stream_set{};
     set->context = context;
   }
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
-  cudaError_t error = cudaSuccess;
-  if (set->fork == nullptr) error = cudaEventCreateWithFlags(&set->fork, cudaEventDisableTiming);
-  for (int i = 0; i < count && error == cudaSuccess; ++i) {
-    if (set->streams[i] == nullptr) error = cudaStreamCreateWithFlags(&set->streams[i], cudaStreamNonBlocking);
-    if (error == cudaSuccess && set->joins[i] == nullptr)
-      error = cudaEventCreateWithFlags(&set->joins[i], cudaEventDisableTiming);
-  }
-  const cudaError_t restore_error = cudaThreadExchangeStreamCaptureMode(&mode);
-  return error != cudaSuccess ? error : restore_error;
+  return in_relaxed_capture_mode([&] {
+    if (set->fork == nullptr) TILESORT_RETURN_IF_ERROR(cudaEventCreateWithFlags(&set->fork, cudaEventDisableTiming));
+    for (int i = 0; i < count; ++i) {
+      if (set->streams[i] == nullptr)
+        TILESORT_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&set->streams[i], cudaStreamNonBlocking));
+      if (set->joins[i] == nullptr)
+        TILESORT_RETURN_IF_ERROR(cudaEventCreateWithFlags(&set->joins[i], cudaEventDisableTiming));
+    }
+    return cudaSuccess;
+  });
 }
 
 // Side streams 0 .. count - 1 start after everything enqueued on `stream` so far.

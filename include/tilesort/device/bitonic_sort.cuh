@@ -43,6 +43,7 @@
 #include "../block/block_bitonic_sort.cuh"
 #include "../comparators.cuh"
 #include "../detail/bitonic_plan.cuh"
+#include "../detail/capture_mode.cuh"
 #include "../detail/config.cuh"
 #include "../detail/dependent_launch.cuh"
 #include "../detail/error.cuh"
@@ -304,14 +305,11 @@ cudaError_t bitonic_kernel_attributes(std::size_t bytes, bool clusters, bool aga
   TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
   const std::uint64_t bit = device < 64 ? std::uint64_t(1) << device : 0;
   if (!again && (devices_done.load(std::memory_order_acquire) & bit) != 0) return cudaSuccess;
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
-  cudaError_t error = cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-  if (error == cudaSuccess && clusters)
-    error = cudaFuncSetAttribute(Kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  const cudaError_t restored = cudaThreadExchangeStreamCaptureMode(&mode);
-  TILESORT_RETURN_IF_ERROR(error);
-  TILESORT_RETURN_IF_ERROR(restored);
+  TILESORT_RETURN_IF_ERROR(in_relaxed_capture_mode([&] {
+    TILESORT_RETURN_IF_ERROR(
+        cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    return clusters ? cudaFuncSetAttribute(Kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) : cudaSuccess;
+  }));
   devices_done.fetch_or(bit, std::memory_order_release);
   return cudaSuccess;
 }

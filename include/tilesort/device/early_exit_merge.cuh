@@ -732,8 +732,8 @@ TILESORT_DEVICE void early_exit_merge_jobs(const merge_buffers<Key, Value>& buff
   for (unsigned next = blockIdx.x; next < queued; next += gridDim.x) {
     const merge_job job = jobs[next];
     __syncthreads();  // the previous job's last shared-memory reads are done
-    // Bounds-checked path only (see merge_sort_merge_kernel); one inlined
-    // merge for tiles and windows alike.
+    // Bounds-checked path only (see merge_sort_merge_kernel); one merge
+    // for tiles and windows alike.
     if (job.a_count <= job.count && job.count <= Policy::merge_tile_items)
       early_exit_merge_slices<Async, false, Policy>(storage, buffers, job, comp);
   }
@@ -934,16 +934,13 @@ inline cudaError_t device_sm_count(int& sms) {
 }
 
 // Blocks of `kernel` (threads, shared bytes) one SM can hold, at most `cap`
-// (the occupancy query runs in relaxed capture mode: legal while the caller
-// captures a graph).
+// (the occupancy query is legal while the caller captures a graph).
 template <typename Kernel>
 cudaError_t resident_blocks_per_sm(Kernel* kernel, int threads, std::size_t shared, int cap, int& blocks) {
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
-  const cudaError_t error = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, shared);
-  const cudaError_t restore_error = cudaThreadExchangeStreamCaptureMode(&mode);
+  const cudaError_t error = in_relaxed_capture_mode(
+      [&] { return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, shared); });
   if (blocks > cap) blocks = cap;
-  return error != cudaSuccess ? error : restore_error;
+  return error;
 }
 
 // Blocksort, then the passes kernel: boundary windows, up to `passes` merge

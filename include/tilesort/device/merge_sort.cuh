@@ -61,6 +61,7 @@
 
 #include "../block/block_sort.cuh"
 #include "../comparators.cuh"
+#include "../detail/capture_mode.cuh"
 #include "../detail/config.cuh"
 #include "../detail/dependent_launch.cuh"
 #include "../detail/error.cuh"
@@ -473,16 +474,10 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 // ------------------------------------------------------------------ host side
 inline constexpr int merge_sort_partition_threads = 256;
 
-// cudaFuncSetAttribute is not stream-ordered; the thread switches to relaxed
-// capture mode around it so that it stays legal while the caller captures a
-// graph (in any capture mode), then restores the caller's mode.
+// cudaFuncSetAttribute, legal while the caller captures a graph.
 template <typename Kernel>
 cudaError_t set_kernel_attribute(Kernel* kernel, cudaFuncAttribute attribute, int value) {
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  TILESORT_RETURN_IF_ERROR(cudaThreadExchangeStreamCaptureMode(&mode));
-  const cudaError_t error = cudaFuncSetAttribute(kernel, attribute, value);
-  const cudaError_t restore_error = cudaThreadExchangeStreamCaptureMode(&mode);
-  return error != cudaSuccess ? error : restore_error;
+  return in_relaxed_capture_mode([&] { return cudaFuncSetAttribute(kernel, attribute, value); });
 }
 
 // Kernels with more than 48 KB of dynamic shared memory must say so first.

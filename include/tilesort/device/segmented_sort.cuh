@@ -103,9 +103,10 @@ struct segmented_sort_policy {
   static constexpr int flag_threads = 256;
   static constexpr int flag_words_per_thread = 8;  // 256 x 8 words = 65536 positions per block
   static constexpr int resident_threads = 2048;
-  // From this many keys on, each bin and the long segments' merge sort run
-  // on a stream of their own (detail/side_streams.cuh); below it the events
-  // cost more than the overlap gains (a guess: not measured yet).
+  // From this many keys on, each bin runs on a side stream of its own
+  // (detail/side_streams.cuh), beside the long segments' merge sort on the
+  // caller's stream; below it the events are assumed to cost more than the
+  // overlap gains (a guess: not measured yet).
   static constexpr std::int64_t side_stream_min_keys = std::int64_t(1) << 20;
   static constexpr int bin_capacity(int bin) {
     const auto shape = bin < sorters::warp_shape_count ? sorters::warp_shape(bin)
