@@ -246,9 +246,12 @@ TEST(MergeJobs, BlocksortBufferChoice) {
   EXPECT_FALSE(blocksort_to_temp(false, 0));
   EXPECT_FALSE(blocksort_to_temp(false, 4));
   EXPECT_TRUE(blocksort_to_temp(false, 5));
-  EXPECT_TRUE(looks_local(15, 16, 15, 16));
-  EXPECT_FALSE(looks_local(14, 16, 15, 16));
-  EXPECT_TRUE(looks_local(0, 0, 15, 16));  // nothing sampled (a short tile)
+  EXPECT_TRUE(looks_local(15, 16, 15, 16, 16));
+  EXPECT_FALSE(looks_local(14, 16, 15, 16, 16));
+  EXPECT_TRUE(looks_local(240, 256, 15, 16, 16));
+  EXPECT_FALSE(looks_local(239, 256, 15, 16, 16));
+  EXPECT_FALSE(looks_local(3, 3, 15, 16, 16));  // a short tile's few samples, all in order
+  EXPECT_FALSE(looks_local(0, 0, 15, 16, 16));  // nothing sampled
   EXPECT_EQ(in_output, uniform_location(1u << in_output));
   EXPECT_EQ(in_temp, uniform_location(1u << in_temp));
   EXPECT_EQ(-1, uniform_location(3u));
@@ -343,7 +346,7 @@ struct engine {
           ++sampled;
           if (!(keys[(t + 16) * Items].key < keys[t * Items].key)) ++in_order;
         }
-      const bool local = ordered || looks_local(in_order, sampled, 15, 16);
+      const bool local = looks_local(in_order, sampled, 15, 16, 16);
       const std::uint8_t location = blocksort_to_temp(local, merge_passes_for(s.end - s.begin, tile)) ? in_temp : in_output;
       if (ordered) ++presorted;
       std::stable_sort(keys.begin(), keys.end(), by_key{});

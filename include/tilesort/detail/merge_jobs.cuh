@@ -217,9 +217,13 @@ TILESORT_HD constexpr bool blocksort_to_temp(bool local, int segment_passes) {
 }
 
 // A tile looks local when at least `num / den` of the sampled pairs of keys a
-// fixed distance apart (in input order) are already in order.
-TILESORT_HD constexpr bool looks_local(int in_order_pairs, int pairs, int num, int den) {
-  return static_cast<long long>(in_order_pairs) * den >= static_cast<long long>(pairs) * num;
+// fixed distance apart (in input order) are already in order, out of
+// `min_pairs` samples at least: a short tile's few samples of random keys are
+// all in order too often, and one tile that looks local sends a whole
+// locality sort of random keys down the early-exit passes instead of the
+// dense ones (device/early_exit_merge.cuh).
+TILESORT_HD constexpr bool looks_local(int in_order_pairs, int pairs, int num, int den, int min_pairs) {
+  return pairs >= min_pairs && static_cast<long long>(in_order_pairs) * den >= static_cast<long long>(pairs) * num;
 }
 
 // Buffers: location 0 is keys_out (and values_out), 1 the temp buffer.

@@ -27,7 +27,12 @@
 //                       for the next pass.
 //                merge  the blocks take the queue's jobs in a fixed order.
 //      final copy    tiles left in the temp buffer move to keys_out.
-// 2 launches; no host synchronisation, graph-capturable. Bytes moved:
+//   3. dense passes  locality sort only: when no blocksort tile looked local
+//                    (random keys), the passes kernel returns at once and
+//                    this cooperative launch runs merge_sort's passes
+//                    instead (every tile merged, every pass); otherwise it
+//                    returns at once.
+// 2 launches (3 in a locality sort); no host synchronisation, graph-capturable. Bytes moved:
 // each key is read and written once by the blocksort (read only, for an
 // in-order tile sorted in place), then only by the merges that need it.
 //
@@ -102,6 +107,12 @@ struct early_exit_merge_policy {
   // paid 2 launches per pass (103-126 us against 63-67 now; 2^20 nearly
   // sorted 82 us against 28-31).
   static constexpr int merge_min_blocks = 3;
+  // Blocks per SM of the dense passes kernel (random input: merge_sort's
+  // passes in one cooperative launch). H100, locality 2^24 random, in place,
+  // median of 9: u32 keys 924-927 us at 4, 932-940 at 5 (12 bytes of
+  // spill), 1000 at 6 (72 bytes, in the merge loop); merge_sort 864. u32
+  // pairs 1672 us at 3, 1820 at 4 (40 bytes of spill); merge_sort 1731-1743.
+  static constexpr int dense_min_blocks = ValueBytes > 0 ? 3 : 4;
   // The passes kernel asks for the largest shared-memory carveout (less L1):
   // for pairs of 8 bytes only. H100, locality 2^24 random: u32 pairs 2487-
   // 2490 us against 2668-2671 without; u32 keys 1173-1178 against 1034-1039
@@ -114,6 +125,8 @@ struct early_exit_merge_policy {
   // sorted input (displacement below that distance) gives 100%, random 50%.
   static constexpr int local_num = 15;
   static constexpr int local_den = 16;
+  // ... out of 16 samples at least (a full tile has 256): a shorter tile never counts as local.
+  static constexpr int local_min_samples = 16;
   static_assert(merge_tile_items / window_divisors[3] * 2 <= merge_tile_items, "a window must fit one merge tile");
   static_assert(merge_threads % 32 == 0 && 32 % job_ways == 0, "search groups tile whole warps");
 };
@@ -288,6 +301,9 @@ struct merge_control {
   // The most merge passes any segment needs (the blocksort records it):
   // later passes do not run.
   unsigned needed_passes;
+  // Blocksort tiles that looked local. None (random keys) in a locality
+  // sort: the dense passes kernel sorts, the passes kernel returns at once.
+  unsigned local_tiles;
   unsigned long long blocksort_tiles;
   unsigned long long presorted_tiles;
   unsigned long long blocksort_keys;
@@ -392,10 +408,12 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
   const bool tile_ordered = __syncthreads_and(ordered) != 0;
   const int in_order_samples = __syncthreads_count(sample_in_order);
   const int samples = __syncthreads_count(sampled);
-  const bool local = tile_ordered || looks_local(in_order_samples, samples, Policy::local_num, Policy::local_den);
+  const bool local =
+      looks_local(in_order_samples, samples, Policy::local_num, Policy::local_den, Policy::local_min_samples);
   if (threadIdx.x == 0) {
     state.location = blocksort_to_temp(local, state.passes) ? in_temp : in_output;
     state.ordered = tile_ordered;
+    if (local) atomicAdd(&control->local_tiles, 1u);
   }
 
   // A local tile tries block_sort's boundary windows before its block rounds.
@@ -803,9 +821,11 @@ __device__ __noinline__ void early_exit_final_copy(const merge_buffers<Key, Valu
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
     early_exit_passes_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list, std::uint8_t* location_arrays,
-                             std::int64_t array_stride, merge_job* jobs, int passes, merge_control* control,
-                             Compare comp) {
+                             std::int64_t array_stride, merge_job* jobs, int passes, bool dense_follows,
+                             merge_control* control, Compare comp) {
+  allow_next_kernel();         // the dense passes kernel, when it follows, waits for this grid to finish
   wait_for_previous_kernel();  // the blocksort's keys, locations and counters
+  if (dense_follows && control->local_tiles == 0) return;  // random keys: the dense passes kernel sorts them
   using tiling = early_exit_tiling<Policy>;
   constexpr int threads = Policy::merge_threads;
   const auto locations_of = [&](int pass) { return location_arrays + (pass & 1) * array_stride; };
@@ -845,6 +865,72 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
     barrier.sync();
   }
   early_exit_final_copy<Policy>(buffers, list, tiles(), locations_of(pass), control);
+}
+
+// ------------------------------------------------------------------ dense passes
+// Random keys in a locality sort (one segment, no blocksort tile looked
+// local): every tile lies where merge_sort's ping-pong puts it
+// (blocksort_to_temp), nothing is in order or fixable by a window, and
+// every pass merges every tile. So these are merge_sort's passes, in one
+// cooperative launch at an occupancy the passes kernel (80 registers, 3
+// blocks per SM) does not reach: its job and merge phases took about 26 us
+// more per pass than merge_sort's two kernels (2^24 u32 keys, H100).
+// Block b merges the same contiguous run of merge tiles in every pass (the
+// tiles split evenly, the first ones one more) and finds their partitions
+// itself, up to job_groups - 1 tiles at a time (a group of job_ways lanes
+// per partition, as merge_sort_partition_kernel): one grid barrier per pass,
+// no partition array. Launched after the passes kernel, which returns at
+// once when this one sorts; this one returns at once otherwise.
+template <typename Policy, typename Key, typename Value, typename Compare>
+__global__ void __launch_bounds__(Policy::merge_threads, Policy::dense_min_blocks)
+    early_exit_dense_passes_kernel(merge_buffers<Key, Value> buffers, std::int64_t n, int passes,
+                                   merge_control* control, Compare comp) {
+  wait_for_previous_kernel();  // the passes kernel, and through it the blocksort
+  if (control->local_tiles != 0) return;
+  constexpr int threads = Policy::merge_threads;
+  constexpr int ways = Policy::job_ways;
+  constexpr int groups = Policy::job_groups;
+  constexpr int m = Policy::merge_tile_items;
+  using storage_type = early_exit_merge_storage<Key, Value, m>;
+  auto& storage = *reinterpret_cast<storage_type*>(early_exit_smem);
+  __shared__ std::int64_t partitions[groups];
+  const int group = static_cast<int>(threadIdx.x) / ways;
+  const int member = static_cast<int>(threadIdx.x) % ways;
+  const int first_lane = lane_id() - member;
+  const unsigned members = ways == 32 ? 0xffffffffu : (1u << ways) - 1u;
+  const auto ballot = [=](auto pred) {
+    return (__ballot_sync(members << first_lane, pred(member)) >> first_lane) & members;
+  };
+  const std::int64_t merge_tiles = ceil_div(n, std::int64_t(m));
+  const std::int64_t share = merge_tiles / gridDim.x, extra = merge_tiles % gridDim.x;
+  const std::int64_t first = blockIdx.x * share + (blockIdx.x < extra ? blockIdx.x : extra);
+  const std::int64_t end = first + share + (blockIdx.x < extra ? 1 : 0);
+  grid_barrier barrier{&control->barrier_arrivals};
+  std::uint8_t source = blocksort_to_temp(false, passes) ? in_temp : in_output;
+  for (int pass = 0; pass < passes; ++pass, source ^= 1u) {
+    const std::int64_t run = std::int64_t(Policy::tile_items) << pass;
+    for (std::int64_t chunk = first; chunk < end; chunk += groups - 1) {
+      const int tiles = static_cast<int>(end - chunk < groups - 1 ? end - chunk : groups - 1);
+      if (group <= tiles) {
+        const std::int64_t partition = merge_sort_partition<ways>(buffers.keys(source), n, run, m, chunk + group, comp,
+                                                                  ballot);
+        if (member == 0) partitions[group] = partition;
+      }
+      __syncthreads();
+      for (int t = 0; t < tiles; ++t) {
+        const merge_tile_slices slices = merge_tile_range(chunk + t, m, run, n, partitions[t], partitions[t + 1]);
+        merge_sort_merge_tile<false, threads, Policy::merge_items>(storage, slices, buffers.keys(source),
+                                                                   buffers.keys(source ^ 1u), buffers.values(source),
+                                                                   buffers.values(source ^ 1u), comp);
+        __syncthreads();  // the tile's shared-memory reads come before the next one's writes
+      }
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+      control->pass[pass].merge_tiles = static_cast<unsigned long long>(merge_tiles);
+      control->pass[pass].merged_keys = static_cast<unsigned long long>(n);
+    }
+    barrier.sync();  // the pass's keys are written
+  }
 }
 
 // ------------------------------------------------------------------ statistics
@@ -983,9 +1069,23 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   // become resident while the blocksort's last wave runs.
   bool dependent = false;
   TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
-  return launch_cooperative_kernel(kernel, static_cast<unsigned>(grid), Policy::merge_threads, sizeof(storage_type),
-                                   stream, dependent, buffers, list, locations, layout.tiles, jobs, passes, control,
-                                   comp);
+  // One segment (locality sort): the dense passes kernel follows, for random keys.
+  const bool dense_follows = list.segments == nullptr;
+  TILESORT_RETURN_IF_ERROR(launch_cooperative_kernel(kernel, static_cast<unsigned>(grid), Policy::merge_threads,
+                                                     sizeof(storage_type), stream, dependent, buffers, list,
+                                                     locations, layout.tiles, jobs, passes, dense_follows, control,
+                                                     comp));
+  if (!dense_follows) return cudaSuccess;
+
+  const std::int64_t merge_tiles = ceil_div(list.n, std::int64_t(Policy::merge_tile_items));
+  auto* dense_kernel = early_exit_dense_passes_kernel<Policy, Key, Value, Compare>;
+  TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(dense_kernel, sizeof(storage_type)));
+  TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(dense_kernel, Policy::merge_threads, sizeof(storage_type),
+                                                  Policy::dense_min_blocks, per_sm));
+  if (per_sm < 1) return cudaErrorInvalidConfiguration;
+  const std::int64_t dense_grid = std::min<std::int64_t>(std::int64_t(sms) * per_sm, merge_tiles);
+  return launch_cooperative_kernel(dense_kernel, static_cast<unsigned>(dense_grid), Policy::merge_threads,
+                                   sizeof(storage_type), stream, dependent, buffers, list.n, passes, control, comp);
 }
 
 }  // namespace detail

@@ -15,9 +15,9 @@
 //     in the temp buffer).
 // Cost: sorted input reads the keys once (and writes them once out of place);
 // keys displaced by less than the window (keys[i] = i + rand() % 64) cost the
-// blocksort plus a few small window merges; random input costs what
-// merge_sort costs plus one comparison per merge tile and pass. Launches:
-// 1 memset + 3 + 2 x passes (+1 with statistics); no host synchronisation,
+// blocksort plus a few small window merges; random input (no blocksort tile
+// looks local) runs merge_sort's passes, in one cooperative launch. Launches:
+// 1 memset + 3 (+1 with statistics); no host synchronisation,
 // graph-capturable.
 // Temp storage: n keys (+ n values) + 2 bytes and one 32-byte job per merge
 // tile + 1.3 KB of counters (only the counters when n fits one tile).
