@@ -31,8 +31,11 @@
 //                    (random keys), the passes kernel returns at once and
 //                    this cooperative launch runs merge_sort's passes
 //                    instead (every tile merged, every pass); otherwise it
-//                    returns at once.
-// 2 launches (3 in a locality sort); no host synchronisation, graph-capturable. Bytes moved:
+//                    returns at once. Below dense_kernel_min_keys the
+//                    passes kernel runs them itself, and this launch is
+//                    not made.
+// 2 launches (3 in a locality sort of dense_kernel_min_keys keys or more); no
+// host synchronisation, graph-capturable. Bytes moved:
 // each key is read and written once by the blocksort (read only, for an
 // in-order tile sorted in place), then only by the merges that need it.
 //
@@ -113,6 +116,15 @@ struct early_exit_merge_policy {
   // spill), 1000 at 6 (72 bytes, in the merge loop); merge_sort 864. u32
   // pairs 1672 us at 3, 1820 at 4 (40 bytes of spill); merge_sort 1731-1743.
   static constexpr int dense_min_blocks = ValueBytes > 0 ? 3 : 4;
+  // Below this many keys the passes kernel runs the dense passes itself (at
+  // its 3 blocks per SM), saving the dense kernel's launch, which every
+  // locality sort pays otherwise (quick bench, 2^20 u32 nearly sorted: 27.6
+  // us before the dense kernel, 32.7 with it). H100, in-place probe, median
+  // of 9, two runs, own kernel against passes kernel, u32 random / nearly
+  // sorted, us: 2^20 79-81 / 32-33 against 77-78 / 30-32; 2^21 132-133 /
+  // 46 against 145-147 / 42-43; 2^22 223 / 72 against 230-237 / 67-71;
+  // 2^23 466 / 115 against 530-532 / 114-115.
+  static constexpr std::int64_t dense_kernel_min_keys = std::int64_t(1) << 21;
   // The passes kernel asks for the largest shared-memory carveout (less L1):
   // for pairs of 8 bytes only. H100, locality 2^24 random: u32 pairs 2487-
   // 2490 us against 2668-2671 without; u32 keys 1173-1178 against 1034-1039
@@ -803,70 +815,6 @@ __device__ __noinline__ void early_exit_final_copy(const merge_buffers<Key, Valu
   }
 }
 
-// ------------------------------------------------------------------ passes
-// Everything after the blocksort, in one cooperative launch (all blocks
-// resident, merge_min_blocks per SM at most) whose phases are separated by
-// grid barriers: the boundary plans, their window merges, then per pass the
-// jobs and their merges, then the final copy. A pass that nothing needs
-// (every boundary in order after the windows, or past the passes any
-// segment needs) ends the loop in every block at once: the counters it
-// reads are final at the barrier before. One launch instead of 2P + 2: the
-// launches of passes with little or nothing to merge were most of the time
-// of sorted, nearly sorted and small inputs. The boundary, job and copy
-// phases are functions of their own (noinline), so that their registers do
-// not add to the merge loop's (-Xptxas -v, nvcc 13.0, u32 keys at 64
-// registers: 360 bytes of spill inlined, 196 as calls; at 80 registers the
-// merge loop keeps everything in registers; the spill left is the saves
-// around the calls).
-template <typename Policy, typename Key, typename Value, typename Compare>
-__global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
-    early_exit_passes_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list, std::uint8_t* location_arrays,
-                             std::int64_t array_stride, merge_job* jobs, int passes, bool dense_follows,
-                             merge_control* control, Compare comp) {
-  allow_next_kernel();         // the dense passes kernel, when it follows, waits for this grid to finish
-  wait_for_previous_kernel();  // the blocksort's keys, locations and counters
-  if (dense_follows && control->local_tiles == 0) return;  // random keys: the dense passes kernel sorts them
-  using tiling = early_exit_tiling<Policy>;
-  constexpr int threads = Policy::merge_threads;
-  const auto locations_of = [&](int pass) { return location_arrays + (pass & 1) * array_stride; };
-  // Merge-tile entries (a segment list's count is on the device).
-  const auto tiles = [&] { return list.blocks() * tiling::merge_tiles_per_block; };
-  grid_barrier barrier{&control->barrier_arrivals};
-  const std::int64_t stride = gridDim.x;
-
-  for (std::int64_t first = blockIdx.x * std::int64_t(threads); first < list.blocks(); first += stride * threads)
-    early_exit_plan_boundaries<Policy>(first, buffers.keys_out, buffers.keys_temp, list, locations_of(0),
-                                       locations_of(1), jobs, control, comp);
-  barrier.sync();
-  early_exit_merge_jobs<false, Policy>(buffers, jobs, control->boundary.job_count, comp);
-  barrier.sync();
-
-  // Passes run while some boundary is out of order after the windows (none:
-  // the boundary plans left both location arrays alike) and some segment
-  // needs them. Their merges gather with cp.async, the windows' with
-  // registers. H100, 2^24, locality probe against the register gather in
-  // both: this form, u32 keys random 1143 -> 1137-1139 us, u32 pairs random
-  // 2113 -> 2040, nearly sorted unchanged; cp.async in both (one run):
-  // random 1103-1110 us, pairs 2029, but nearly sorted (all windows)
-  // 192-194 -> 194-197 us, pairs 338 -> 354. (Written with one
-  // merge call site for the windows and the passes, this kernel sorted
-  // wrongly in most locality tests on the H100 while this form passes them;
-  // the cause was not found. merge_sort_merge_kernel notes a like case.)
-  int pass = 0;
-  for (;; ++pass) {
-    const unsigned needed = control->out_of_order_boundaries == 0 ? 0u : control->needed_passes;
-    if (pass >= passes || static_cast<unsigned>(pass) >= needed) break;
-    const std::int64_t job_blocks = ceil_div(tiles(), std::int64_t(Policy::job_groups - 1));
-    for (std::int64_t job_block = blockIdx.x; job_block < job_blocks; job_block += stride)
-      early_exit_plan_jobs<Policy>(job_block, tiles(), pass, buffers.keys_out, buffers.keys_temp, list,
-                                   locations_of(pass), locations_of(pass + 1), jobs, control, comp);
-    barrier.sync();
-    early_exit_merge_jobs<true, Policy>(buffers, jobs, control->pass[pass].job_count, comp);
-    barrier.sync();
-  }
-  early_exit_final_copy<Policy>(buffers, list, tiles(), locations_of(pass), control);
-}
-
 // ------------------------------------------------------------------ dense passes
 // Random keys in a locality sort (one segment, no blocksort tile looked
 // local): every tile lies where merge_sort's ping-pong puts it
@@ -879,14 +827,11 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 // tiles split evenly, the first ones one more) and finds their partitions
 // itself, up to job_groups - 1 tiles at a time (a group of job_ways lanes
 // per partition, as merge_sort_partition_kernel): one grid barrier per pass,
-// no partition array. Launched after the passes kernel, which returns at
-// once when this one sorts; this one returns at once otherwise.
+// no partition array. Run by a kernel of its own, launched after the passes
+// kernel (from dense_kernel_min_keys keys on), or by the passes kernel itself.
 template <typename Policy, typename Key, typename Value, typename Compare>
-__global__ void __launch_bounds__(Policy::merge_threads, Policy::dense_min_blocks)
-    early_exit_dense_passes_kernel(merge_buffers<Key, Value> buffers, std::int64_t n, int passes,
-                                   merge_control* control, Compare comp) {
-  wait_for_previous_kernel();  // the passes kernel, and through it the blocksort
-  if (control->local_tiles != 0) return;
+TILESORT_DEVICE void early_exit_dense_passes(const merge_buffers<Key, Value>& buffers, std::int64_t n, int passes,
+                                             merge_control* control, Compare comp) {
   constexpr int threads = Policy::merge_threads;
   constexpr int ways = Policy::job_ways;
   constexpr int groups = Policy::job_groups;
@@ -931,6 +876,97 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::dense_min_block
     }
     barrier.sync();  // the pass's keys are written
   }
+}
+
+// The passes kernel's call (below dense_kernel_min_keys keys): a function of
+// its own, so that no merge is inlined twice in one kernel (see
+// merge_sort_merge_kernel).
+template <typename Policy, typename Key, typename Value, typename Compare>
+__device__ __noinline__ void early_exit_dense_passes_call(const merge_buffers<Key, Value>& buffers, std::int64_t n,
+                                                          int passes, merge_control* control, Compare comp) {
+  early_exit_dense_passes<Policy>(buffers, n, passes, control, comp);
+}
+
+// Where the dense passes run: nowhere (segmented sort), in the passes kernel,
+// or in a kernel of their own after it.
+enum class dense_passes : int { none, in_passes_kernel, own_kernel };
+
+// The dense passes' own kernel: returns at once unless the keys are random.
+template <typename Policy, typename Key, typename Value, typename Compare>
+__global__ void __launch_bounds__(Policy::merge_threads, Policy::dense_min_blocks)
+    early_exit_dense_passes_kernel(merge_buffers<Key, Value> buffers, std::int64_t n, int passes,
+                                   merge_control* control, Compare comp) {
+  wait_for_previous_kernel();  // the passes kernel, and through it the blocksort
+  if (control->local_tiles != 0) return;
+  early_exit_dense_passes<Policy>(buffers, n, passes, control, comp);
+}
+
+// ------------------------------------------------------------------ passes
+// Everything after the blocksort, in one cooperative launch (all blocks
+// resident, merge_min_blocks per SM at most) whose phases are separated by
+// grid barriers: the boundary plans, their window merges, then per pass the
+// jobs and their merges, then the final copy. A pass that nothing needs
+// (every boundary in order after the windows, or past the passes any
+// segment needs) ends the loop in every block at once: the counters it
+// reads are final at the barrier before. One launch instead of 2P + 2: the
+// launches of passes with little or nothing to merge were most of the time
+// of sorted, nearly sorted and small inputs. The boundary, job and copy
+// phases are functions of their own (noinline), so that their registers do
+// not add to the merge loop's (-Xptxas -v, nvcc 13.0, u32 keys at 64
+// registers: 360 bytes of spill inlined, 196 as calls; at 80 registers the
+// merge loop keeps everything in registers; the spill left is the saves
+// around the calls).
+template <typename Policy, typename Key, typename Value, typename Compare>
+__global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
+    early_exit_passes_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list, std::uint8_t* location_arrays,
+                             std::int64_t array_stride, merge_job* jobs, int passes, dense_passes dense,
+                             merge_control* control, Compare comp) {
+  allow_next_kernel();         // the dense passes kernel, when it follows, waits for this grid to finish
+  wait_for_previous_kernel();  // the blocksort's keys, locations and counters
+  if (dense != dense_passes::none && control->local_tiles == 0) {  // random keys in a locality sort
+    if (dense == dense_passes::in_passes_kernel)
+      early_exit_dense_passes_call<Policy>(buffers, list.n, passes, control, comp);
+    return;
+  }
+  using tiling = early_exit_tiling<Policy>;
+  constexpr int threads = Policy::merge_threads;
+  const auto locations_of = [&](int pass) { return location_arrays + (pass & 1) * array_stride; };
+  // Merge-tile entries (a segment list's count is on the device).
+  const auto tiles = [&] { return list.blocks() * tiling::merge_tiles_per_block; };
+  grid_barrier barrier{&control->barrier_arrivals};
+  const std::int64_t stride = gridDim.x;
+
+  for (std::int64_t first = blockIdx.x * std::int64_t(threads); first < list.blocks(); first += stride * threads)
+    early_exit_plan_boundaries<Policy>(first, buffers.keys_out, buffers.keys_temp, list, locations_of(0),
+                                       locations_of(1), jobs, control, comp);
+  barrier.sync();
+  early_exit_merge_jobs<false, Policy>(buffers, jobs, control->boundary.job_count, comp);
+  barrier.sync();
+
+  // Passes run while some boundary is out of order after the windows (none:
+  // the boundary plans left both location arrays alike) and some segment
+  // needs them. Their merges gather with cp.async, the windows' with
+  // registers. H100, 2^24, locality probe against the register gather in
+  // both: this form, u32 keys random 1143 -> 1137-1139 us, u32 pairs random
+  // 2113 -> 2040, nearly sorted unchanged; cp.async in both (one run):
+  // random 1103-1110 us, pairs 2029, but nearly sorted (all windows)
+  // 192-194 -> 194-197 us, pairs 338 -> 354. (Written with one
+  // merge call site for the windows and the passes, this kernel sorted
+  // wrongly in most locality tests on the H100 while this form passes them;
+  // the cause was not found. merge_sort_merge_kernel notes a like case.)
+  int pass = 0;
+  for (;; ++pass) {
+    const unsigned needed = control->out_of_order_boundaries == 0 ? 0u : control->needed_passes;
+    if (pass >= passes || static_cast<unsigned>(pass) >= needed) break;
+    const std::int64_t job_blocks = ceil_div(tiles(), std::int64_t(Policy::job_groups - 1));
+    for (std::int64_t job_block = blockIdx.x; job_block < job_blocks; job_block += stride)
+      early_exit_plan_jobs<Policy>(job_block, tiles(), pass, buffers.keys_out, buffers.keys_temp, list,
+                                   locations_of(pass), locations_of(pass + 1), jobs, control, comp);
+    barrier.sync();
+    early_exit_merge_jobs<true, Policy>(buffers, jobs, control->pass[pass].job_count, comp);
+    barrier.sync();
+  }
+  early_exit_final_copy<Policy>(buffers, list, tiles(), locations_of(pass), control);
 }
 
 // ------------------------------------------------------------------ statistics
@@ -1069,13 +1105,15 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   // become resident while the blocksort's last wave runs.
   bool dependent = false;
   TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
-  // One segment (locality sort): the dense passes kernel follows, for random keys.
-  const bool dense_follows = list.segments == nullptr;
+  // One segment (locality sort): the dense passes, for random keys.
+  const dense_passes dense = list.segments != nullptr                      ? dense_passes::none
+                             : list.n < Policy::dense_kernel_min_keys ? dense_passes::in_passes_kernel
+                                                                          : dense_passes::own_kernel;
   TILESORT_RETURN_IF_ERROR(launch_cooperative_kernel(kernel, static_cast<unsigned>(grid), Policy::merge_threads,
                                                      sizeof(storage_type), stream, dependent, buffers, list,
-                                                     locations, layout.tiles, jobs, passes, dense_follows, control,
+                                                     locations, layout.tiles, jobs, passes, dense, control,
                                                      comp));
-  if (!dense_follows) return cudaSuccess;
+  if (dense != dense_passes::own_kernel) return cudaSuccess;
 
   const std::int64_t merge_tiles = ceil_div(list.n, std::int64_t(Policy::merge_tile_items));
   auto* dense_kernel = early_exit_dense_passes_kernel<Policy, Key, Value, Compare>;
