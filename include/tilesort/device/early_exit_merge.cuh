@@ -555,12 +555,8 @@ __device__ __noinline__ void early_exit_plan_jobs(std::int64_t job_block, std::i
   __shared__ std::int64_t partitions[groups];
   const std::int64_t first_entry = job_block * (groups - 1);
   const int group_index = static_cast<int>(threadIdx.x) / ways;
-  const int member = static_cast<int>(threadIdx.x) % ways;
-  const int first_lane = lane_id() - member;
-  const unsigned members = ways == 32 ? 0xffffffffu : (1u << ways) - 1u;
-  const auto ballot = [=](auto pred) {
-    return (__ballot_sync(members << first_lane, pred(member)) >> first_lane) & members;
-  };
+  const search_lanes<ways> lanes;
+  const int member = lanes.member;
   const std::int64_t entry = first_entry + group_index;
   const std::int64_t run = std::int64_t(Policy::tile_items) << pass;
 
@@ -584,7 +580,7 @@ __device__ __noinline__ void early_exit_plan_jobs(std::int64_t job_block, std::i
         const auto decide = [&](const auto& key_at, bool one_buffer) {
           decision = plan_group(group, key_at, widths.half, one_buffer, comp);
           if (decision.plan == group_plan::tiles)
-            p_begin = merge_partition<ways>(group, out_begin, key_at, comp, ballot);
+            p_begin = merge_partition<ways>(group, out_begin, key_at, comp, lanes);
         };
         if (uniform >= 0) {
           decide(buffer_keys<Key>{uniform == in_temp ? keys_temp : keys_out}, true);
@@ -840,12 +836,7 @@ TILESORT_DEVICE void early_exit_dense_passes(const merge_buffers<Key, Value>& bu
   auto& storage = *reinterpret_cast<storage_type*>(early_exit_smem);
   __shared__ std::int64_t partitions[groups];
   const int group = static_cast<int>(threadIdx.x) / ways;
-  const int member = static_cast<int>(threadIdx.x) % ways;
-  const int first_lane = lane_id() - member;
-  const unsigned members = ways == 32 ? 0xffffffffu : (1u << ways) - 1u;
-  const auto ballot = [=](auto pred) {
-    return (__ballot_sync(members << first_lane, pred(member)) >> first_lane) & members;
-  };
+  const search_lanes<ways> lanes;
   const std::int64_t merge_tiles = ceil_div(n, std::int64_t(m));
   const std::int64_t share = merge_tiles / gridDim.x, extra = merge_tiles % gridDim.x;
   const std::int64_t first = blockIdx.x * share + (blockIdx.x < extra ? blockIdx.x : extra);
@@ -857,9 +848,9 @@ TILESORT_DEVICE void early_exit_dense_passes(const merge_buffers<Key, Value>& bu
     for (std::int64_t chunk = first; chunk < end; chunk += groups - 1) {
       const int tiles = static_cast<int>(end - chunk < groups - 1 ? end - chunk : groups - 1);
       if (group <= tiles) {
-        const std::int64_t partition = merge_sort_partition<ways>(buffers.keys(source), n, run, m, chunk + group, comp,
-                                                                  ballot);
-        if (member == 0) partitions[group] = partition;
+        const std::int64_t partition =
+            merge_sort_partition<ways>(buffers.keys(source), n, run, m, chunk + group, comp, lanes);
+        if (lanes.member == 0) partitions[group] = partition;
       }
       __syncthreads();
       for (int t = 0; t < tiles; ++t) {

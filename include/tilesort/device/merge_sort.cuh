@@ -316,6 +316,23 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
 }
 
 // ------------------------------------------------------------------ merge pass
+// The lanes of a warp in groups of Ways, one multi-lane search per group:
+// this lane's index in its group, and (called with a predicate of a member
+// index) the ballot over the group alone, bit j from member j.
+template <int Ways>
+struct search_lanes {
+  static_assert(32 % Ways == 0, "groups tile whole warps");
+  int member;
+  int first_lane;
+  TILESORT_DEVICE search_lanes()
+      : member(static_cast<int>(threadIdx.x % 32) % Ways), first_lane(static_cast<int>(threadIdx.x % 32) - member) {}
+  template <typename Pred>
+  TILESORT_DEVICE unsigned operator()(Pred pred) const {
+    constexpr unsigned members = Ways == 32 ? 0xffffffffu : (1u << Ways) - 1u;
+    return (__ballot_sync(members << first_lane, pred(member)) >> first_lane) & members;
+  }
+};
+
 // partitions[i] = absolute index into A of the first A key that merge tile i
 // takes, for i = 0 .. merge_tiles, a group of Ways lanes each (merge_path_kway).
 // This kernel is all waiting for DRAM, on latency and on bytes: with Ways = 8
@@ -330,15 +347,9 @@ __global__ void merge_sort_partition_kernel(const Key* keys, std::int64_t n, std
   wait_for_previous_kernel();  // keys_src is the previous kernel's output
   const std::int64_t i = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / Ways;
   if (i >= partition_count) return;  // whole groups
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  const int member = lane % Ways;
-  const int first_lane = lane - member;
-  const unsigned members = Ways == 32 ? 0xffffffffu : (1u << Ways) - 1;
-  const auto ballot = [=](auto pred) {
-    return (__ballot_sync(members << first_lane, pred(member)) >> first_lane) & members;
-  };
-  const std::int64_t partition = merge_sort_partition<Ways>(keys, n, run, merge_tile_items, i, comp, ballot);
-  if (member == 0) partitions[i] = partition;
+  const search_lanes<Ways> lanes;
+  const std::int64_t partition = merge_sort_partition<Ways>(keys, n, run, merge_tile_items, i, comp, lanes);
+  if (lanes.member == 0) partitions[i] = partition;
 }
 
 // Shared memory of one merge tile. For pairs the values of A ++ B are loaded
