@@ -314,7 +314,7 @@ struct merge_control {
   // later passes do not run.
   unsigned needed_passes;
   // Blocksort tiles that looked local. None (random keys) in a locality
-  // sort: the dense passes kernel sorts, the passes kernel returns at once.
+  // sort: the dense passes (early_exit_dense_passes) sort them.
   unsigned local_tiles;
   unsigned long long blocksort_tiles;
   unsigned long long presorted_tiles;
