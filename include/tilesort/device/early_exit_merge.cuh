@@ -1056,6 +1056,20 @@ cudaError_t resident_blocks_per_sm(Kernel* kernel, int threads, std::size_t shar
   return error;
 }
 
+// The grid of a cooperative launch of `kernel` (threads, shared bytes):
+// every block it can keep resident, at most `cap` per SM and `limit` in all.
+template <typename Kernel>
+cudaError_t cooperative_grid(Kernel* kernel, int threads, std::size_t shared, int cap, std::int64_t limit,
+                             unsigned& grid) {
+  TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared));
+  int sms = 0, per_sm = 0;
+  TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
+  TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(kernel, threads, shared, cap, per_sm));
+  if (per_sm < 1) return cudaErrorInvalidConfiguration;
+  grid = static_cast<unsigned>(std::min<std::int64_t>(std::int64_t(sms) * per_sm, limit));
+  return cudaSuccess;
+}
+
 // Blocksort, then the passes kernel: boundary windows, up to `passes` merge
 // passes and the final copy of the segments in `list` (at most layout.blocks
 // blocksort entries). `control` is zeroed.
@@ -1082,16 +1096,12 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   using storage_type = early_exit_merge_storage<Key, Value, Policy::merge_tile_items>;
   static_assert(alignof(storage_type) <= 16, "dynamic shared memory is 16-byte aligned");
   auto* kernel = early_exit_passes_kernel<Policy, Key, Value, Compare>;
-  TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, sizeof(storage_type)));
   if constexpr (Policy::merge_prefers_shared)
     TILESORT_RETURN_IF_ERROR(
         set_kernel_attribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-  int sms = 0, per_sm = 0;
-  TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
-  TILESORT_RETURN_IF_ERROR(
-      resident_blocks_per_sm(kernel, Policy::merge_threads, sizeof(storage_type), Policy::merge_min_blocks, per_sm));
-  if (per_sm < 1) return cudaErrorInvalidConfiguration;
-  const std::int64_t grid = std::min<std::int64_t>(std::int64_t(sms) * per_sm, layout.tiles);
+  unsigned grid = 0;
+  TILESORT_RETURN_IF_ERROR(cooperative_grid(kernel, Policy::merge_threads, sizeof(storage_type),
+                                            Policy::merge_min_blocks, layout.tiles, grid));
   // A dependent of the blocksort (detail/dependent_launch.cuh): its blocks
   // become resident while the blocksort's last wave runs.
   bool dependent = false;
@@ -1100,21 +1110,17 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   const dense_passes dense = list.segments != nullptr                      ? dense_passes::none
                              : list.n < Policy::dense_kernel_min_keys ? dense_passes::in_passes_kernel
                                                                           : dense_passes::own_kernel;
-  TILESORT_RETURN_IF_ERROR(launch_cooperative_kernel(kernel, static_cast<unsigned>(grid), Policy::merge_threads,
-                                                     sizeof(storage_type), stream, dependent, buffers, list,
-                                                     locations, layout.tiles, jobs, passes, dense, control,
-                                                     comp));
+  TILESORT_RETURN_IF_ERROR(launch_cooperative_kernel(kernel, grid, Policy::merge_threads, sizeof(storage_type),
+                                                     stream, dependent, buffers, list, locations, layout.tiles,
+                                                     jobs, passes, dense, control, comp));
   if (dense != dense_passes::own_kernel) return cudaSuccess;
 
-  const std::int64_t merge_tiles = ceil_div(list.n, std::int64_t(Policy::merge_tile_items));
   auto* dense_kernel = early_exit_dense_passes_kernel<Policy, Key, Value, Compare>;
-  TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(dense_kernel, sizeof(storage_type)));
-  TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(dense_kernel, Policy::merge_threads, sizeof(storage_type),
-                                                  Policy::dense_min_blocks, per_sm));
-  if (per_sm < 1) return cudaErrorInvalidConfiguration;
-  const std::int64_t dense_grid = std::min<std::int64_t>(std::int64_t(sms) * per_sm, merge_tiles);
-  return launch_cooperative_kernel(dense_kernel, static_cast<unsigned>(dense_grid), Policy::merge_threads,
-                                   sizeof(storage_type), stream, dependent, buffers, list.n, passes, control, comp);
+  TILESORT_RETURN_IF_ERROR(cooperative_grid(dense_kernel, Policy::merge_threads, sizeof(storage_type),
+                                            Policy::dense_min_blocks,
+                                            ceil_div(list.n, std::int64_t(Policy::merge_tile_items)), grid));
+  return launch_cooperative_kernel(dense_kernel, grid, Policy::merge_threads, sizeof(storage_type), stream, dependent,
+                                   buffers, list.n, passes, control, comp);
 }
 
 }  // namespace detail

@@ -17,7 +17,8 @@
 // keys displaced by less than the window (keys[i] = i + rand() % 64) cost the
 // blocksort plus a few small window merges; random input (no blocksort tile
 // looks local) runs merge_sort's passes, in one cooperative launch. Launches:
-// 1 memset + 3 (+1 with statistics); no host synchronisation,
+// 1 memset + 2, or + 3 from dense_kernel_min_keys keys on (+1 with
+// statistics); no host synchronisation,
 // graph-capturable.
 // Temp storage: n keys (+ n values) + 2 bytes and one 32-byte job per merge
 // tile + 1.3 KB of counters (only the counters when n fits one tile).

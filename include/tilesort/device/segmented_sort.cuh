@@ -311,34 +311,42 @@ cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, voi
 
   // The bins, the long segments and the gaps touch disjoint keys: large
   // sorts run each bin on a side stream, beside the long segments' merge
-  // sort on `stream`, and join them before the statistics.
+  // sort on `stream`, and join them before the statistics. Once forked, the
+  // side streams are joined even when a launch fails (a capture would
+  // otherwise end with unjoined work), and the launch's error is returned.
   side_stream_set* side = nullptr;
   if constexpr (Binned) {
     if (n >= policy::side_stream_min_keys) {
       TILESORT_RETURN_IF_ERROR(side_streams(setup_type::bins, side));
       TILESORT_RETURN_IF_ERROR(fork_side_streams(*side, setup_type::bins, stream));
     }
-    TILESORT_RETURN_IF_ERROR((launch_bins<setup_type, 0>(setup, temp, control, sms, keys_in, keys_out, values_in,
-                                                         values_out, comp, stream, side)));
   }
-
-  if (setup.long_blocks > 0) {
-    const merge_buffers<Key, Value> buffers{keys_out, temp_at<Key>(temp, setup.engine.keys_offset), values_out,
-                                            temp_at<Value>(temp, setup.engine.values_offset)};
-    const merge_segment_list list{long_segments, block_segment, &control->long_blocks, &control->overflow, n, 0};
-    TILESORT_RETURN_IF_ERROR(launch_early_exit_merge<merge_policy>(keys_in, values_in, buffers, list, setup.engine,
-                                                                   temp, setup.passes, &control->merge, comp,
-                                                                   stream));
-  }
-  if (setup.gaps > 0 && (copy_keys || copy_values)) {
-    const std::int64_t resident = std::int64_t(sms) * (policy::resident_threads / policy::copy_threads);
-    const auto grid = static_cast<unsigned>(std::min(setup.gap_chunks, resident));
-    copy_gaps_kernel<policy><<<grid, policy::copy_threads, 0, stream>>>(keys_in, keys_out, values_in, values_out,
-                                                                        copy_keys, copy_values, gaps, chunk_gap,
-                                                                        control);
-    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
-  }
-  if (side) TILESORT_RETURN_IF_ERROR(join_side_streams(*side, setup_type::bins, stream));
+  const auto sort_parts = [&]() -> cudaError_t {
+    if constexpr (Binned)
+      TILESORT_RETURN_IF_ERROR((launch_bins<setup_type, 0>(setup, temp, control, sms, keys_in, keys_out, values_in,
+                                                           values_out, comp, stream, side)));
+    if (setup.long_blocks > 0) {
+      const merge_buffers<Key, Value> buffers{keys_out, temp_at<Key>(temp, setup.engine.keys_offset), values_out,
+                                              temp_at<Value>(temp, setup.engine.values_offset)};
+      const merge_segment_list list{long_segments, block_segment, &control->long_blocks, &control->overflow, n, 0};
+      TILESORT_RETURN_IF_ERROR(launch_early_exit_merge<merge_policy>(keys_in, values_in, buffers, list,
+                                                                     setup.engine, temp, setup.passes,
+                                                                     &control->merge, comp, stream));
+    }
+    if (setup.gaps > 0 && (copy_keys || copy_values)) {
+      const std::int64_t resident = std::int64_t(sms) * (policy::resident_threads / policy::copy_threads);
+      const auto grid = static_cast<unsigned>(std::min(setup.gap_chunks, resident));
+      copy_gaps_kernel<policy><<<grid, policy::copy_threads, 0, stream>>>(keys_in, keys_out, values_in, values_out,
+                                                                          copy_keys, copy_values, gaps, chunk_gap,
+                                                                          control);
+      TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+    }
+    return cudaSuccess;
+  };
+  const cudaError_t sort_error = sort_parts();
+  const cudaError_t join_error = side ? join_side_streams(*side, setup_type::bins, stream) : cudaSuccess;
+  TILESORT_RETURN_IF_ERROR(sort_error);
+  TILESORT_RETURN_IF_ERROR(join_error);
   return write_sort_stats(options.stats, setup.long_blocks > 0 ? &control->merge : nullptr, n,
                           merge_policy::merge_tile_items, merge_policy::tile_items, setup.passes,
                           &control->direct_segments, &control->direct_keys, 0, 0, stream);
