@@ -3,7 +3,7 @@
 // payloads, comparators (less, greater, user), sizes around the blocksort and
 // merge-tile edges, every distribution plus the local ones the sort is for
 // (keys[i] = i + rand() % 64 or % 25, sorted with a few far moves, shuffled
-// runs), in place and out of place, both overloads, a stream and graph
+// runs, sorted with one tile shifted), in place and out of place, both overloads, a stream and graph
 // capture, the statistics (sorted input: nothing merged, nothing copied;
 // nearly sorted: window merges only), the error paths (input and output
 // untouched), and a size past 2^31 checked on the host by order and hash.
@@ -26,7 +26,7 @@ using policy_u32 = tilesort::detail::early_exit_policy_for<u32, tilesort::detail
 
 // ------------------------------------------------------------------ inputs
 // The distributions of test_util plus the local ones this sort is for.
-enum class local { none, plus_64, plus_25, far_moves, shuffled_runs, sawtooth };
+enum class local { none, plus_64, plus_25, far_moves, shuffled_runs, sawtooth, one_tile_shifted };
 
 const char* local_name(local l) {
   switch (l) {
@@ -36,6 +36,7 @@ const char* local_name(local l) {
     case local::far_moves: return "sorted, a few far moves";
     case local::shuffled_runs: return "shuffled sorted runs of 3000";
     case local::sawtooth: return "ascending runs of 5000 at random bases";
+    case local::one_tile_shifted: return "sorted, one blocksort tile shifted 10 places down";
   }
   return "?";
 }
@@ -71,6 +72,14 @@ std::vector<Key> make_local(std::size_t n, local l, std::uint64_t seed) {
         if (i % 5000 == 0) base = static_cast<std::int64_t>(rng() % (n + 1));
         ordinal[i] = base + static_cast<std::int64_t>(i % 5000);
       }
+      break;
+    }
+    case local::one_tile_shifted: {
+      // Keys 2i, tile 3's lowered by 21: every tile stays in order, and only
+      // the boundary before tile 3 is not (its first key belongs 10 places
+      // earlier).
+      const std::size_t begin = 3 * static_cast<std::size_t>(policy_u32::tile_items);
+      for (std::size_t i = 0; i < n; ++i) ordinal[i] = 2 * ordinal[i] - (i >= begin && i < begin + policy_u32::tile_items ? 21 : 0);
       break;
     }
     case local::none: break;
@@ -175,7 +184,8 @@ TEST(LocalitySort, U32EdgeSizesEveryDistribution) {
 TEST(LocalitySort, LocalDistributions) {
   REQUIRE_GPU();
   const std::int64_t n = local_size();
-  for (local l : {local::plus_64, local::plus_25, local::far_moves, local::shuffled_runs, local::sawtooth}) {
+  for (local l : {local::plus_64, local::plus_25, local::far_moves, local::shuffled_runs, local::sawtooth,
+                  local::one_tile_shifted}) {
     SCOPED_TRACE(local_name(l));
     const auto keys = make_local<u32>(n, l, fresh_seed());
     check_keys(keys, tilesort::less{}, run_options{});
@@ -277,6 +287,13 @@ TEST(LocalitySort, Statistics) {
   EXPECT_EQ(0, stats->final_copy_tiles);
   EXPECT_EQ(0, stats->boundary.window_merges);
   EXPECT_EQ(0.0, stats->merge_pass_equivalents());
+
+  // Every tile in order, one boundary not: not sorted input, so the boundary
+  // plans run, and one window fixes it.
+  run(make_local<u32>(n, local::one_tile_shifted, fresh_seed()), "one tile shifted");
+  EXPECT_EQ(n / t, stats->presorted_tiles);
+  EXPECT_EQ(1, stats->boundary.window_merges);
+  EXPECT_EQ(0, stats->final_copy_tiles);
 
   // Displacement 64 fits the smallest window: the boundary windows (one per
   // blocksort-tile boundary, nearly all of them out of order) sort it, and no

@@ -316,6 +316,11 @@ struct merge_control {
   // Blocksort tiles that looked local. None (random keys) in a locality
   // sort: the dense passes (early_exit_dense_passes) sort them.
   unsigned local_tiles;
+  // Blocksort tiles that are not final after the blocksort: out of order in
+  // the input, written to the temp buffer, or out of order with the tile
+  // before them in their segment. None (sorted input): the passes kernel
+  // returns at once.
+  unsigned unfinished_tiles;
   unsigned long long blocksort_tiles;
   unsigned long long presorted_tiles;
   unsigned long long blocksort_keys;
@@ -371,6 +376,7 @@ struct early_exit_tile_state {
   std::uint8_t* locations;  // the tile's merge tiles' entries
   std::uint8_t location;    // where the tile goes
   bool ordered;             // it was in order already
+  bool follows_tile;        // a tile of its segment comes before it
 };
 
 template <bool Full, typename Policy, typename Key, typename Value, typename Compare>
@@ -456,6 +462,14 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
     if (store_values) transpose::template store_striped<Full>(value_region, warp_valid, values_dst + warp_offset, lane);
   if (threadIdx.x < early_exit_tiling<Policy>::merge_tiles_per_block) state.locations[threadIdx.x] = location;
   if (threadIdx.x == 0) {
+    // Final: in order, in keys_out, and after the previous tile's last key.
+    // That key is read from the input, where it is still the tile's own when
+    // that tile was in order (sorted in place, an in-order tile is not
+    // written); a tile that was not in order counts itself, and what is read
+    // of it then does not matter.
+    const bool final_tile =
+        in_order && location == in_output && (!state.follows_tile || !comp(keys[0], keys_in[begin - 1]));
+    if (!final_tile) atomicAdd(&control->unfinished_tiles, 1u);
     atomicOr(&control->pass[0].location_mix, 1u << location);
     atomicAdd(&control->blocksort_tiles, 1ull);
     if (in_order) atomicAdd(&control->presorted_tiles, 1ull);
@@ -483,6 +497,7 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
     state.valid = static_cast<int>(left < Policy::tile_items ? left : Policy::tile_items);
     state.passes = merge_passes_for(segment.end - segment.begin, Policy::tile_items);
     state.locations = locations + block * tiling::merge_tiles_per_block;
+    state.follows_tile = state.begin > segment.begin;
     if (block == segment.first_block) atomicMax(&control->needed_passes, static_cast<unsigned>(state.passes));
   }
   __syncthreads();
@@ -919,6 +934,7 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
       early_exit_dense_passes_call<Policy>(buffers, list.n, passes, control, comp);
     return;
   }
+  if (control->unfinished_tiles == 0) return;  // sorted input: every tile is final in keys_out
   using tiling = early_exit_tiling<Policy>;
   constexpr int threads = Policy::merge_threads;
   const auto locations_of = [&](int pass) { return location_arrays + (pass & 1) * array_stride; };

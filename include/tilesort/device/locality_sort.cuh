@@ -5,7 +5,8 @@
 // merge passes of merge tiles of M keys, same policy), plus early exit
 // (device/early_exit_merge.cuh, decisions in detail/merge_jobs.cuh):
 //   * a blocksort tile already in order is not sorted again (and, sorted in
-//     place, not even written);
+//     place, not even written); when every tile is in order and after the
+//     tile before it (sorted input), nothing runs after the blocksort;
 //   * a pair of runs already in order costs one comparison and moves nothing;
 //   * a pair whose disorder is confined near its interface is fixed by one
 //     in-place "window" merge of at most M keys;
