@@ -90,7 +90,13 @@ cudaError_t locality_sort_run(void* d_temp, std::size_t& temp_bytes, const Key* 
   // A one-block kernel zeroing the counters, with the blocksort launched as
   // its dependent, measured slower (H100, three alternating runs against this
   // form: 2^20 u32 nearly sorted 31.0-32.5 GKeys/s against 35.2-37.1, sorted
-  // 45-47 against 50-56, 2^24 sorted 186-193 against 193-200).
+  // 45-47 against 50-56, 2^24 sorted 186-193 against 193-200). So did no
+  // memset at all, with block 0 of the blocksort zeroing the counters and
+  // every blocksort block writing a 2-byte record of its tile instead of
+  // counting, which every block of the passes kernel then read (H100 probe,
+  // three alternating runs, GPU time of 2^20 / 2^22 / 2^24 u32 nearly sorted:
+  // 27.0 / 72 / 203-205 us against 25.8-26.0 / 69.5 / 193; with the host's
+  // time, 2^20 nearly sorted 29.4-31.0 us against 27.6-30.2).
   TILESORT_RETURN_IF_ERROR(cudaMemsetAsync(control, 0, sizeof(merge_control), stream));
   const merge_buffers<Key, Value> buffers{keys_out, setup.passes > 0 ? reinterpret_cast<Key*>(base + setup.layout.keys_offset) : nullptr,
                                           values_out,
