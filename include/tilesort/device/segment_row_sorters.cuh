@@ -40,7 +40,12 @@ namespace tilesort {
 // The largest shape, a block of 1024 threads (16384 4-byte keys or pairs, at
 // most 64 registers a thread), sorts segments of up to 16384 keys whole, in
 // one read and one write; longer segments take the merge path (a blocksort
-// and merge passes).
+// and merge passes). For u32 pairs two other shapes for rows of 8193-16384
+// measured slower (2026-11-24, H100, general path, median of 9, three
+// runs): blocks of 512 x 32 (128 registers, 100 bytes of spill) took 10^7
+// keys with mean segment 10000 from 16.0-17.1 to 15.7-16.0 GKeys/s and 2^24
+// in segments of 10000 from 27.2-27.7 to 19.7-21.0; no shape above 512 x 16
+// (those rows on the merge path) gave 16.0-16.5 and 18.8.
 template <typename Key, typename Value = void>
 struct uniform_segments_policy {
   struct shape {
