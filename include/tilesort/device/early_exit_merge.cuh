@@ -515,7 +515,10 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
 // in order, a window merge (queued), or `tiles`, which it counts in
 // out_of_order_boundaries. It also copies its tile's locations to the next
 // pass's array (the windows merge in place), so that both arrays are right
-// when the passes find nothing to do.
+// when the passes find nothing to do. (Spreading the plans over more blocks,
+// 32 per block instead of 256, left the phase as long: H100, 2^22 u32
+// nearly sorted, 6.3 against 6.6 us from the kernel's start to the last
+// block's last plan; it waits on each plan's chain of dependent loads.)
 template <typename Policy, typename Key, typename Compare>
 __device__ __noinline__ void early_exit_plan_boundaries(std::int64_t first, const Key* keys_out, const Key* keys_temp,
                                                 const merge_segment_list& list, const std::uint8_t* locations,
