@@ -3,10 +3,11 @@
 // payloads, comparators (less, greater, user), sizes around the blocksort and
 // merge-tile edges, every distribution plus the local ones the sort is for
 // (keys[i] = i + rand() % 64 or % 25, sorted with a few far moves, shuffled
-// runs, sorted with one tile shifted), in place and out of place, both overloads, a stream and graph
-// capture, the statistics (sorted input: nothing merged, nothing copied;
-// nearly sorted: window merges only), the error paths (input and output
-// untouched), and a size past 2^31 checked on the host by order and hash.
+// runs, sorted with one tile shifted), in place and out of place, both
+// overloads, a stream and graph capture, the statistics (sorted input:
+// nothing merged, nothing copied; one tile shifted: one window; nearly
+// sorted: window merges only), the error paths (input and output untouched),
+// and a size past 2^31 checked on the host by order and hash.
 //
 // Every run poisons the output and a guard zone on both sides of each buffer:
 // the guards must survive, and out of place keys_in must be unchanged.
@@ -79,7 +80,8 @@ std::vector<Key> make_local(std::size_t n, local l, std::uint64_t seed) {
       // the boundary before tile 3 is not (its first key belongs 10 places
       // earlier).
       const std::size_t begin = 3 * static_cast<std::size_t>(policy_u32::tile_items);
-      for (std::size_t i = 0; i < n; ++i) ordinal[i] = 2 * ordinal[i] - (i >= begin && i < begin + policy_u32::tile_items ? 21 : 0);
+      const std::size_t end = begin + policy_u32::tile_items;
+      for (std::size_t i = 0; i < n; ++i) ordinal[i] = 2 * ordinal[i] - (i >= begin && i < end ? 21 : 0);
       break;
     }
     case local::none: break;
