@@ -6,8 +6,12 @@
 // for index: a simulation from the plan alone (std::merge per tile), and an
 // emulation that runs the kernels' own load / transpose / merge / store steps
 // thread by thread, with std::stable_sort standing in only for block_sort.
+// The k-way passes: pass counts and shapes, and a simulation that cuts each
+// pass with the kernels' own searches (binary and by lane groups) and checks
+// every cut exact, every tile within bounds and the result stable.
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <map>
 #include <set>
 #include <tilesort/detail/merge_path.cuh>
@@ -564,6 +568,173 @@ TEST(MergeSortSteps, EmulatedDeviceSortPolicyShape) {
 }
 
 // ------------------------------------------------------------------ temp storage
+// ------------------------------------------------------------------ k-way passes
+TEST(MergeSortKway, PassesAndShapes) {
+  // T = 8192, K = 4, G = 256, Q = 12: the sm_90 policy for 8-byte items.
+  struct expected {
+    std::int64_t n;
+    int passes;
+  };
+  const expected cases[] = {{0, 0},         {1, 0},          {8192, 0},       {8193, 1},
+                            {4 * 8192, 1},  {4 * 8192 + 1, 2}, {std::int64_t(1) << 20, 4},
+                            {std::int64_t(1) << 24, 6},     {std::int64_t(1) << 28, 8},
+                            {(std::int64_t(1) << 31) + 1000, 10}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE("n=" + std::to_string(c.n));
+    const kway_merge_sort_plan plan = make_kway_merge_sort_plan(c.n, 8192, 4, 256, 12);
+    EXPECT_EQ(c.passes, plan.merge_passes);
+    EXPECT_TRUE(plan.writes_output(plan.merge_passes));
+    std::int64_t most_cuts = 0;
+    for (int pass = 0; pass < plan.merge_passes; ++pass) {
+      const kway_pass_shape shape = plan.pass_shape(pass);
+      EXPECT_EQ(std::int64_t(8192) << (2 * pass), shape.run);
+      EXPECT_EQ(256, shape.stride());
+      EXPECT_EQ(shape.run / 256, shape.run_samples());
+      EXPECT_EQ(ceil_div(c.n, 4 * shape.run), shape.groups);
+      EXPECT_EQ(ceil_div(4 * shape.run / 256, 12), shape.cuts_per_group);
+      EXPECT_LE(shape.last_group_cuts, shape.cuts_per_group);
+      EXPECT_GE(shape.last_group_cuts, 1);
+      EXPECT_EQ(4096, shape.max_tile_items());
+      most_cuts = std::max(most_cuts, shape.tiles() * 4);
+    }
+    EXPECT_EQ(most_cuts, plan.partition_count());
+    // After the last pass one run covers everything; one pass earlier it did not.
+    if (c.n > 0) EXPECT_GE(plan.run_length(plan.merge_passes), c.n);
+    if (plan.merge_passes > 0) EXPECT_LT(plan.run_length(plan.merge_passes - 1), c.n);
+  }
+  const kway_pass_shape last = make_kway_pass_shape(5 * 8192 + 1, 8192, 4, 256, 12);
+  EXPECT_EQ(2, last.groups);
+  EXPECT_EQ(11, last.cuts_per_group);   // 4 x 32 samples / 12, rounded up
+  EXPECT_EQ(3, last.last_group_cuts);   // (32 + 1 samples) / 12, rounded up
+  EXPECT_EQ(0, last.run_length(1, 2));
+  EXPECT_EQ(1, last.run_length(1, 1));
+}
+
+// The k-way passes on the host, from the plan alone: each pass cuts its
+// groups as merge_sort_cut_kernel does (searches binary, or by groups of
+// Lanes lanes with the host ballot), merges each tile's slices pairwise as
+// merge_sort_kway_kernel does (std::merge per round), and checks that every
+// output is written exactly once and that no tile passes max_tile_items.
+struct kway_item {
+  int key;
+  std::int64_t index;
+};
+
+template <int Lanes>
+void check_kway_simulation(std::int64_t n, int tile, int ways, int stride, int cut_samples, int spread,
+                           std::mt19937_64& rng) {
+  SCOPED_TRACE("n=" + std::to_string(n) + " tile=" + std::to_string(tile) + " ways=" + std::to_string(ways) +
+               " lanes=" + std::to_string(Lanes));
+  const auto less = [](const kway_item& x, const kway_item& y) { return x.key < y.key; };
+  std::vector<kway_item> keys(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) keys[i] = {static_cast<int>(rng() % spread), i};
+  std::vector<kway_item> expected = keys;
+  std::stable_sort(expected.begin(), expected.end(), less);
+  const kway_merge_sort_plan plan = make_kway_merge_sort_plan(n, tile, ways, stride, cut_samples);
+  for (std::int64_t t = 0; t < plan.tiles; ++t)
+    std::stable_sort(keys.begin() + t * tile, keys.begin() + std::min<std::int64_t>(n, (t + 1) * tile), less);
+  std::vector<std::int64_t> cuts(static_cast<std::size_t>(plan.partition_count()));
+  using ballot_type = std::conditional_t<(Lanes > 1), tilesort_test::host_ballot<(Lanes > 1 ? Lanes : 2)>,
+                                         binary_search_tag>;
+  for (int pass = 0; pass < plan.merge_passes; ++pass) {
+    SCOPED_TRACE("pass " + std::to_string(pass));
+    const kway_pass_shape shape = plan.pass_shape(pass);
+    std::fill(cuts.begin(), cuts.end(), -1);
+    for (std::int64_t slot = 0; slot < shape.sample_slots(); ++slot) {
+      const std::int64_t group = slot / (ways * shape.run_samples());
+      const int j = static_cast<int>(slot / shape.run_samples() % ways);
+      const std::int64_t position = slot % shape.run_samples() * stride;
+      if (position >= shape.run_length(group, j)) continue;
+      const kway_item x = keys[shape.run_begin(group, j) + position];
+      std::vector<std::int64_t> before(ways);
+      std::int64_t rank = 0;
+      for (int m = 0; m < ways; ++m) {
+        const kway_item* run = keys.data() + shape.run_begin(group, m);
+        before[m] = m == j ? position / stride
+                           : kway_samples_before<Lanes>(run, shape.run_length(group, m), m, x, j,
+                                                        shape.stride_shift, less, ballot_type{});
+        rank += before[m];
+      }
+      if (rank % cut_samples != 0) continue;
+      for (int m = 0; m < ways; ++m) {
+        const kway_item* run = keys.data() + shape.run_begin(group, m);
+        const std::int64_t split =
+            m == j ? position
+                   : kway_split<Lanes>(run, shape.run_length(group, m), m, x, j, before[m], shape.stride_shift, less,
+                                       ballot_type{});
+        // The split is exact: everything before it precedes x, nothing after.
+        if (split > 0) ASSERT_TRUE(m == j || kway_precedes(run[split - 1], m, x, j, less));
+        if (split < shape.run_length(group, m)) ASSERT_FALSE(m != j && kway_precedes(run[split], m, x, j, less));
+        cuts[(group * shape.cuts_per_group + rank / cut_samples) * ways + m] = split;
+      }
+    }
+    std::vector<kway_item> out(static_cast<std::size_t>(n));
+    std::vector<int> written(static_cast<std::size_t>(n), 0);
+    for (std::int64_t t = 0; t < shape.tiles(); ++t) {
+      const std::int64_t group = t / shape.cuts_per_group, cut = t % shape.cuts_per_group;
+      const std::int64_t last_cut = shape.group_cuts(group) - 1;
+      if (cut > last_cut) continue;
+      std::vector<std::vector<kway_item>> lists;
+      std::int64_t out_begin = shape.run_begin(group, 0);
+      for (int m = 0; m < ways; ++m) {
+        const std::int64_t begin = cuts[(group * shape.cuts_per_group + cut) * ways + m];
+        const std::int64_t end =
+            cut < last_cut ? cuts[(group * shape.cuts_per_group + cut + 1) * ways + m] : shape.run_length(group, m);
+        ASSERT_GE(begin, 0) << "cut " << cut << " of group " << group << " never written";
+        ASSERT_LE(begin, end);
+        out_begin += begin;
+        const auto run = keys.begin() + shape.run_begin(group, m);
+        lists.emplace_back(run + begin, run + end);
+      }
+      while (lists.size() > 1) {  // the kernel's rounds: lists 2i and 2i + 1 merge
+        std::vector<std::vector<kway_item>> next;
+        for (std::size_t i = 0; i < lists.size(); i += 2) {
+          std::vector<kway_item> merged;
+          std::merge(lists[i].begin(), lists[i].end(), lists[i + 1].begin(), lists[i + 1].end(),
+                     std::back_inserter(merged), less);
+          next.push_back(std::move(merged));
+        }
+        lists.swap(next);
+      }
+      ASSERT_LE(static_cast<int>(lists[0].size()), shape.max_tile_items());
+      ASSERT_GE(lists[0].size(), 1u);
+      for (std::size_t i = 0; i < lists[0].size(); ++i) {
+        out[out_begin + i] = lists[0][i];
+        ++written[out_begin + i];
+      }
+    }
+    for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(1, written[i]) << "output " << i;
+    keys.swap(out);
+  }
+  for (std::int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(expected[i].key, keys[i].key) << "at " << i;
+    ASSERT_EQ(expected[i].index, keys[i].index) << "at " << i << " (stability)";
+  }
+}
+
+TEST(MergeSortKway, HostSimulationMatchesStableSort) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  // (tile, ways, stride, cut samples): small tiles for many passes; the policy's proportions (Q = 3K).
+  struct shape {
+    int tile, ways, stride, cut_samples;
+  };
+  for (const shape& sh : {shape{64, 4, 8, 12}, shape{64, 2, 16, 6}, shape{64, 8, 4, 24}, shape{32, 4, 4, 5}}) {
+    for (std::int64_t n = 0; n <= 5 * sh.tile + 3; ++n)
+      check_kway_simulation<1>(n, sh.tile, sh.ways, sh.stride, sh.cut_samples, 3, rng);
+    for (int trial = 0; trial < 12; ++trial) {
+      const std::int64_t n = 1 + static_cast<std::int64_t>(rng() % 20000);
+      const int spread = trial % 3 == 0 ? 2 : trial % 3 == 1 ? 100 : 1000000;
+      check_kway_simulation<1>(n, sh.tile, sh.ways, sh.stride, sh.cut_samples, spread, rng);
+      check_kway_simulation<4>(n, sh.tile, sh.ways, sh.stride, sh.cut_samples, spread, rng);
+    }
+  }
+  // The policy's own shape for 8-byte items, over a few passes.
+  for (std::int64_t n : {std::int64_t(8193), std::int64_t(4 * 8192 + 1), std::int64_t(300007)})
+    check_kway_simulation<1>(n, 8192, 4, 256, 12, 1000, rng);
+}
+
 TEST(MergeSortPlan, TempLayout) {
   // One tile: nothing needed, but never 0 bytes (so allocating temp_bytes gives a real pointer).
   auto layout = make_merge_sort_temp_layout(make_merge_sort_plan(100, 8192, 4096), 4, 4);

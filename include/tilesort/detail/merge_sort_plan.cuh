@@ -1,8 +1,9 @@
 // detail/merge_sort_plan.cuh — everything the device merge sort computes
 // without touching the GPU: how many passes, which buffer each pass reads and
-// writes, which input slices a merge tile consumes, the temp-storage layout and
+// writes, which input slices a merge tile consumes, how the k-way passes cut
+// their tiles (the searches at the samples), the temp-storage layout and
 // the shared-memory padding of the blocked <-> striped transposes. All of it is
-// integer arithmetic, __host__ __device__, and host-tested
+// integer arithmetic or searches, __host__ __device__, and host-tested
 // (tests/host/merge_sort_plan.cu).
 //
 // Vocabulary (n keys, T = blocksort tile, M = merge tile, pass p = 0, 1, ...):
@@ -153,8 +154,153 @@ TILESORT_HD constexpr merge_tile_slices merge_tile_range(std::int64_t tile, int 
   return {a_begin, a_end, g.a_end + (out_begin - a_begin), g.a_end + (out_end - a_end), out_begin, out_end};
 }
 
+// ------------------------------------------------------------------ k-way merge passes
+// A k-way pass merges groups of K = `ways` consecutive runs of R keys into
+// runs of K·R (the last group may hold fewer or shorter runs). Its tiles are
+// cut at samples: every G-th key of every run (G = `stride`, which divides R)
+// is a sample; the samples of a group, ranked in the merged order (stable:
+// key, then run, then position), cut the group at ranks 0, Q, 2Q, ...
+// (Q = `cut_samples`). A cut is K split positions, one per run: how many of
+// the run's keys come before that sample. Between two cuts each run holds
+// at most (its samples there + 1)·G - 1 keys, so a tile holds at most
+// (Q + K)·G keys (max_tile_items) and on average Q·G.
+// The shape carries what the kernels would otherwise divide for (64-bit
+// divisions cost dozens of instructions per thread): strides are powers of
+// two, and the cut counts are worked out once on the host.
+struct kway_pass_shape {
+  std::int64_t n = 0;
+  std::int64_t run = 1;                 // R: sorted input runs
+  int ways = 2;                         // K
+  int stride_shift = 0;                 // G = 1 << stride_shift
+  int run_samples_shift = 0;            // R / G = 1 << run_samples_shift
+  int cut_samples = 1;                  // Q
+  std::int64_t groups = 0;              // ceil(n / (K·R))
+  std::int64_t cuts_per_group = 0;      // cut slots of a full group
+  std::int64_t last_group_cuts = 0;     // cuts of the last group (<= cuts_per_group)
+
+  TILESORT_HD constexpr int stride() const { return 1 << stride_shift; }
+  TILESORT_HD constexpr std::int64_t group_items() const { return run * ways; }
+  TILESORT_HD constexpr std::int64_t run_samples() const { return std::int64_t(1) << run_samples_shift; }
+  TILESORT_HD constexpr std::int64_t tiles() const { return groups * cuts_per_group; }
+  // One slot per possible sample (those past n are skipped).
+  TILESORT_HD constexpr std::int64_t sample_slots() const { return groups * ways * run_samples(); }
+  TILESORT_HD constexpr int max_tile_items() const { return (cut_samples + ways) * stride(); }
+  // Run m of group g: where it starts and how many keys it has (0 past n).
+  TILESORT_HD constexpr std::int64_t run_begin(std::int64_t group, int m) const {
+    return group * group_items() + std::int64_t(m) * run;
+  }
+  TILESORT_HD constexpr std::int64_t run_length(std::int64_t group, int m) const {
+    const std::int64_t left = n - run_begin(group, m);
+    return left <= 0 ? 0 : merge_sort_min(left, run);
+  }
+  TILESORT_HD constexpr std::int64_t group_cuts(std::int64_t group) const {
+    return group + 1 == groups ? last_group_cuts : cuts_per_group;
+  }
+};
+
+TILESORT_HD constexpr int floor_log2(std::int64_t x) {
+  int log = 0;
+  while ((std::int64_t(1) << (log + 1)) <= x) ++log;
+  return log;
+}
+
+// `stride` and run / stride must be powers of two.
+TILESORT_HD constexpr kway_pass_shape make_kway_pass_shape(std::int64_t n, std::int64_t run, int ways, int stride,
+                                                           int cut_samples) {
+  kway_pass_shape shape;
+  shape.n = n;
+  shape.run = run;
+  shape.ways = ways;
+  shape.stride_shift = floor_log2(stride);
+  shape.run_samples_shift = floor_log2(run / stride);
+  shape.cut_samples = cut_samples;
+  shape.groups = ceil_div(n, run * ways);
+  shape.cuts_per_group = ceil_div(ways * (run / stride), cut_samples);
+  std::int64_t samples = 0;
+  for (int m = 0; m < ways; ++m) samples += ceil_div(shape.run_length(shape.groups - 1, m), stride);
+  shape.last_group_cuts = ceil_div(samples, cut_samples);
+  return shape;
+}
+
+// Whether a key of run `m` comes before key `x` of run `j` in the stable
+// merged order (m == j never asked: positions decide there).
+template <typename Key, typename Compare>
+TILESORT_HD bool kway_precedes(const Key& y, int m, const Key& x, int j, Compare comp) {
+  return m < j ? !comp(x, y) : comp(y, x);
+}
+
+// How many keys of run[0, length) come before key x of run j (this run is m
+// != j), given that `samples_before` of the run's samples (every 2^shift-th
+// key) do: a search between two samples (binary, or by a group of Ways
+// lanes, as partition_point_kway).
+template <int Ways = 32, typename KeyIter, typename Key, typename Compare, typename Ballot = binary_search_tag>
+TILESORT_HD std::int64_t kway_split(KeyIter run, std::int64_t length, int m, const Key& x, int j,
+                                    std::int64_t samples_before, int shift, Compare comp, Ballot ballot = {}) {
+  if (samples_before == 0) return 0;
+  return partition_point_kway<Ways>(
+      ((samples_before - 1) << shift) + 1, merge_sort_min(samples_before << shift, length),
+      [&](std::int64_t i) { return !kway_precedes(run[i], m, x, j, comp); }, ballot);
+}
+
+// How many of run m's samples (positions 0, 2^shift, 2·2^shift, ... < length)
+// come before key x of run j != m.
+template <int Ways = 32, typename KeyIter, typename Key, typename Compare, typename Ballot = binary_search_tag>
+TILESORT_HD std::int64_t kway_samples_before(KeyIter run, std::int64_t length, int m, const Key& x, int j, int shift,
+                                             Compare comp, Ballot ballot = {}) {
+  return partition_point_kway<Ways>(
+      std::int64_t(0), ((length - 1) >> shift) + 1,
+      [&](std::int64_t i) { return !kway_precedes(run[i << shift], m, x, j, comp); }, ballot);
+}
+
+// The merge sort's k-way passes: tiles of T keys sorted on chip, then
+// ceil(log_K(tiles)) passes, pass p merging runs of T·K^p.
+struct kway_merge_sort_plan {
+  std::int64_t n = 0;
+  int tile_items = 1;  // T
+  int ways = 2, stride = 1, cut_samples = 1;
+  std::int64_t tiles = 0;
+  int merge_passes = 0;
+  TILESORT_HD constexpr std::int64_t run_length(int pass) const {
+    std::int64_t run = tile_items;
+    for (int p = 0; p < pass; ++p) run *= ways;
+    return run;
+  }
+  TILESORT_HD constexpr kway_pass_shape pass_shape(int pass) const {
+    return make_kway_pass_shape(n, run_length(pass), ways, stride, cut_samples);
+  }
+  TILESORT_HD constexpr bool writes_output(int step) const { return ((merge_passes - step) & 1) == 0; }
+  // Entries of the partitions buffer: the cut positions of the largest pass
+  // (K per tile).
+  TILESORT_HD constexpr std::int64_t partition_count() const {
+    std::int64_t most = 0;
+    for (int p = 0; p < merge_passes; ++p) {
+      const std::int64_t c = pass_shape(p).tiles() * ways;
+      most = c > most ? c : most;
+    }
+    return most;
+  }
+};
+
+TILESORT_HD constexpr kway_merge_sort_plan make_kway_merge_sort_plan(std::int64_t n, int tile_items, int ways,
+                                                                    int stride, int cut_samples) {
+  kway_merge_sort_plan plan;
+  plan.n = n < 0 ? 0 : n;
+  plan.tile_items = tile_items;
+  plan.ways = ways;
+  plan.stride = stride;
+  plan.cut_samples = cut_samples;
+  plan.tiles = ceil_div(plan.n, tile_items);
+  std::int64_t runs = plan.tiles;
+  while (runs > 1) {
+    runs = ceil_div(runs, ways);
+    ++plan.merge_passes;
+  }
+  return plan;
+}
+
 // ------------------------------------------------------------------ temp storage
-// [keys: n keys][values: n values (pairs only)][partitions: int64 per tile boundary],
+// [keys: n keys][values: n values (pairs only)][partitions: int64 per tile boundary,
+// or K per tile for the k-way passes],
 // each buffer 256-byte aligned. Nothing is needed when the sort fits one tile,
 // but total_bytes is never 0: a caller that allocates exactly temp_bytes must
 // get a non-null pointer, or its second call would be another size query.
@@ -165,8 +311,10 @@ struct merge_sort_temp_layout {
   std::size_t total_bytes = 1;
 };
 
-TILESORT_HD constexpr merge_sort_temp_layout make_merge_sort_temp_layout(const merge_sort_plan& plan,
-                                                                         std::size_t key_size, std::size_t value_size) {
+// Plan: merge_sort_plan or kway_merge_sort_plan (partition_count() int64s).
+template <typename Plan>
+TILESORT_HD constexpr merge_sort_temp_layout make_merge_sort_temp_layout(const Plan& plan, std::size_t key_size,
+                                                                         std::size_t value_size) {
   merge_sort_temp_layout layout;
   if (plan.merge_passes == 0) return layout;
   const std::size_t n = static_cast<std::size_t>(plan.n);

@@ -6,8 +6,10 @@
 //      keys (coalesced, transposed to the blocked arrangement in shared
 //      memory), sorts it with block_sort (stable) and stores it back: runs
 //      of T.
-//   2. ceil(log2(ceil(n / T))) merge passes; pass p merges sorted runs of
-//      T << p keys in pairs. Each pass is two launches:
+//   2. Merge passes, pairwise (items of up to 4 bytes) or 4-way (bigger
+//      items: merge_ways in the policy).
+//      Pairwise: ceil(log2(ceil(n / T))) passes; pass p merges sorted runs
+//      of T << p keys in pairs. Each pass is two launches:
 //        partition: one 64-bit merge-path search in global memory per merge-tile
 //                   boundary (ceil(n / M) + 1 searches, M = merge tile), 8
 //                   lanes per search;
@@ -15,9 +17,21 @@
 //                   shared memory, every thread runs a merge-path search there
 //                   and serially merges merge_items outputs, and the block
 //                   stores its M outputs coalesced through padded shared memory.
+//      K-way: ceil(log_K(ceil(n / T))) passes; pass p merges groups of K
+//      runs of T·K^p keys. Each pass is two launches:
+//        cut:       every 2^s-th key of every run is a sample; the samples of
+//                   a group are ranked in the merged order (searches among
+//                   the other runs' samples), and every cut_samples-th one
+//                   cuts the group: its split in each run (a search between
+//                   two samples) bounds a tile of at most (cut_samples + K)
+//                   x 2^s keys (detail/merge_sort_plan.cuh, kway_pass_shape);
+//        merge:     each block loads its tile's K slices into shared memory,
+//                   merges them pairwise in log2(K) rounds (each thread
+//                   merging merge_items outputs per round) and stores the
+//                   tile coalesced.
 //      Pairs merge keys only, carrying each output's source index; the
-//      values of A and B are loaded into shared memory with the keys (so a
-//      tile waits for DRAM once) and stored by that index.
+//      values are loaded into shared memory with the keys (so a tile waits
+//      for DRAM once) and stored by that index.
 //   Buffers ping-pong between keys_out and the temp buffer; the blocksort
 //   picks its destination by the parity of the pass count, so the last pass
 //   writes keys_out and no copy is ever needed (detail/merge_sort_plan.cuh).
@@ -28,17 +42,18 @@
 // merge_passes launches; n <= T: one launch, keys_in -> keys_out directly
 // (n <= 1024 keys of up to 8 bytes: one block of 128 threads);
 // n == 1: a copy (when out != in); n == 0: nothing. With the sm_90 policy
-// below (T = 8192 for items of up to 8 bytes: u32 keys, u64 keys, u32+u32
-// pairs), passes over DRAM (blocksort + merges) at 2^20 / 2^24 / 2^28 keys
-// are 8 / 12 / 16; CUB's 4352-key tiles (u32 keys, pairs) take 9 / 13 / 17
-// and its 2048-key tiles (u64 keys) 10 / 14 / 18. merge_sort_passes(n) says
-// it for any n.
+// below (T = 8192 for items of up to 8 bytes), passes over DRAM (blocksort +
+// merges) at 2^20 / 2^24 / 2^28 keys are 8 / 12 / 16 for u32 keys (pairwise)
+// and 5 / 7 / 9 for u64 keys and u32 pairs (4-way); CUB's 4352-key tiles
+// (u32 keys, pairs) take 9 / 13 / 17 and its 2048-key tiles (u64 keys)
+// 10 / 14 / 18. merge_sort_passes(n) says it for any n.
 // Shared memory: blocksort max(block_sort's temp_storage, the transposes)
 // (u32 keys 33 KB; u64 keys and u32 pairs 68 KB, opted in above 48 KB);
 // merge M keys (+ M ints and M values for pairs), keys and ints padded by
 // one word per 128 bytes (u32 keys 16.5 KB, u64 keys 33 KB, u32 pairs 49 KB).
-// Temp storage: n keys (+ n values) + 8 bytes per merge tile boundary when a
-// merge pass is needed (256-byte aligned buffers); 1 byte otherwise.
+// Temp storage: n keys (+ n values) + 8 bytes per merge-tile boundary
+// (pairwise) or K x 8 bytes per tile (k-way, the largest pass) when a merge
+// pass is needed (256-byte aligned buffers); 1 byte otherwise.
 //
 // In place (keys_out == keys_in, values likewise) works: the blocksort reads
 // each tile into registers before any block writes that tile, and every
@@ -115,6 +130,29 @@ struct merge_sort_policy {
   static constexpr int merge_min_blocks = item_bytes <= 4 ? 6 : 4;
   static constexpr int merge_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
   static constexpr int partition_ways = 8;  // lanes per merge-path search (see merge_sort_partition_kernel)
+  // * merge_ways = 4 (k-way passes, detail/merge_sort_plan.cuh) for items of
+  //   8 bytes and more, 2 (pairwise passes) below. A 4-way pass moves the
+  //   bytes of a pairwise one but merges twice in shared memory, which
+  //   pays where the bytes dominate. H100, 2026-11-24, gpu timing, median of
+  //   9, random keys, against CUB in the same run (2^22 / 2^24 / 2^26):
+  //     u64 keys   K=2 1.14 / 1.12 / 1.14x, K=4 1.30 / 1.38 / 1.41x, K=8 1.54 / 1.41 / 1.30x
+  //     u32 pairs  K=2 1.07 / 0.93 / 0.95x, K=4 1.28 / 1.27 / 1.28x, K=8 1.48 / 1.27 / 1.16x
+  //     u64 pairs  K=2 1.11 / 1.06 / 1.06x, K=4 1.67 / 1.64 / 1.65x, K=8 1.56 / 1.66 / 1.55x
+  //     u32 keys   K=2 1.09 / 1.01 / 0.96x, K=4 0.85 / 0.91 / 0.84x, K=8 0.91 / 0.86 / 0.72x
+  //   (K=2 here is the pairwise passes.) The k-way merge kernel is bound by
+  //   instruction issue and shared memory (u32 keys under ncu: 116 us per
+  //   4-way pass at 2^24, 72 us for a 2-way version of it, against 52-56
+  //   for the pairwise merge kernel).
+  // * Tiles are cut every cut_samples samples, one sample per cut_stride keys:
+  //   at most (cut_samples + merge_ways) x cut_stride = M keys, 3/4 of that on
+  //   average. The cut searches run one lane per run and sample (cut_lanes):
+  //   groups of lanes searching together (as partition_ways) fetched more
+  //   and took longer (4-way cut kernel at 2^24 u32: 12.6 us with 1 lane,
+  //   42 with 2, 46 with 8).
+  static constexpr int merge_ways = item_bytes >= 8 ? 4 : 2;
+  static constexpr int cut_stride = merge_items * merge_threads / (4 * merge_ways);
+  static constexpr int cut_samples = 3 * merge_ways;
+  static constexpr int cut_lanes = 1;
   // n <= small_threads x small_items: one block of this smaller shape (fewer merge levels, latency).
   static constexpr int small_threads = 128;
   static constexpr int small_items = block_items / 2;
@@ -123,6 +161,9 @@ struct merge_sort_policy {
   static_assert(block_threads % 32 == 0 && merge_threads % 32 == 0, "whole warps");
   static_assert(32 % partition_ways == 0, "search groups tile a warp");
   static_assert((2 * tile_items) % merge_tile_items == 0, "a merge tile must never straddle two merge groups");
+  static_assert((cut_samples + merge_ways) * cut_stride <= merge_tile_items, "a k-way tile fits the merge tile");
+  static_assert(tile_items % cut_stride == 0, "samples fall at the same places in every run");
+  static_assert(merge_ways >= 2 && (merge_ways & (merge_ways - 1)) == 0 && 32 % merge_ways == 0, "ways: 2, 4, 8, ...");
 };
 
 namespace detail {
@@ -482,6 +523,211 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
                                                                            values_src, values_dst, comp);
 }
 
+// ------------------------------------------------------------------ k-way merge pass
+// Cuts of a k-way pass (kway_pass_shape): Ways x Lanes lanes per sample
+// slot, lanes [m·Lanes, (m + 1)·Lanes) of the group answering for run m
+// (Lanes > 1: searching together, as partition_point_kway). Each run's lanes
+// count the samples of their run that come before the sample; when the sum
+// (the sample's rank among its group's samples) is a multiple of
+// cut_samples, each run's lanes find its split by a search between two
+// samples and write it.
+template <int Ways, int Lanes, typename Key, typename Compare>
+__global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std::int64_t* cuts, Compare comp) {
+  constexpr int lanes_per_run = Lanes;
+  constexpr int width = Ways * Lanes;
+  static_assert(width <= 32 && 32 % width == 0, "a sample's lanes tile a warp");
+  allow_next_kernel();
+  wait_for_previous_kernel();  // keys are the previous kernel's output
+  const std::int64_t slot = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / width;
+  if (slot >= pass.sample_slots()) return;  // whole groups of lanes
+  constexpr unsigned members = width == 32 ? 0xffffffffu : (1u << width) - 1u;
+  const unsigned mask = members << (threadIdx.x % 32 / width * width);
+  const int m = static_cast<int>(threadIdx.x % width) / lanes_per_run;
+  const std::int64_t group = slot >> (pass.run_samples_shift + floor_log2(Ways));
+  const int j = static_cast<int>(slot >> pass.run_samples_shift) % Ways;
+  const std::int64_t s = slot & (pass.run_samples() - 1);
+  const std::int64_t position = s << pass.stride_shift;
+  if (position >= pass.run_length(group, j)) return;  // past n: whole warps
+  const Key x = keys[pass.run_begin(group, j) + position];
+  const Key* run = keys + pass.run_begin(group, m);
+  const std::int64_t length = pass.run_length(group, m);
+  using ballot_type = std::conditional_t<(Lanes > 1), search_lanes<(Lanes > 1 ? Lanes : 2)>, binary_search_tag>;
+  const ballot_type lanes;
+  const std::int64_t before =
+      m == j ? s : kway_samples_before<lanes_per_run>(run, length, m, x, j, pass.stride_shift, comp, lanes);
+  std::int64_t rank = before;  // the same in every lane of a run's group: sum one lane per run
+#pragma unroll
+  for (int offset = lanes_per_run; offset < width; offset *= 2) rank += __shfl_xor_sync(mask, rank, offset, width);
+  // rank / cut_samples, in 32 bits where it fits (a 64-bit division costs dozens of instructions)
+  const std::int64_t cut = rank < (std::int64_t(1) << 32)
+                               ? std::int64_t(static_cast<unsigned>(rank) / static_cast<unsigned>(pass.cut_samples))
+                               : rank / pass.cut_samples;
+  if (cut * pass.cut_samples != rank) return;  // whole warps
+  const std::int64_t split =
+      m == j ? position : kway_split<lanes_per_run>(run, length, m, x, j, before, pass.stride_shift, comp, lanes);
+  if (threadIdx.x % lanes_per_run == 0) cuts[(group * pass.cuts_per_group + cut) * Ways + m] = split;
+}
+
+// A sorted list in the padded shared-memory tile, seen from index `base`.
+template <typename Key>
+struct padded_list {
+  const Key* keys;
+  int base;
+  TILESORT_HD const Key& operator[](int i) const { return keys[transpose_slot<Key>(base + i)]; }
+};
+
+template <typename Key, typename Value, int TileItems>
+struct merge_sort_kway_storage {
+  static constexpr bool pairs = merge_sort_has_values<Value>;
+  Key keys[transpose_slots<Key>(TileItems)];                    // the tile, padded
+  int sources[pairs ? transpose_slots<int>(TileItems) : 1];     // where each key was loaded
+  Value values[pairs ? TileItems : 1];                          // as loaded
+};
+
+// bounds[index] for an index known only at run time (no local-memory array).
+template <int Count>
+TILESORT_DEVICE int kway_bound(const int (&bounds)[Count], int index) {
+  int value = bounds[0];
+#pragma unroll
+  for (int q = 1; q < Count; ++q)
+    if (index == q) value = bounds[q];
+  return value;
+}
+
+// One tile of a k-way pass per block: the K slices between two cuts are
+// loaded into shared memory (slice m at [bounds[m], bounds[m + 1])), merged
+// pairwise in log2(K) rounds (each thread merging Items outputs of a round
+// into registers, then writing them back), and stored coalesced.
+template <typename Policy, typename Key, typename Value, typename Compare>
+__global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
+    merge_sort_kway_kernel(const Key* keys_src, Key* keys_dst, const Value* values_src, Value* values_dst,
+                           const std::int64_t* cuts, kway_pass_shape pass, Compare comp) {
+  constexpr int K = Policy::merge_ways;
+  constexpr int Threads = Policy::merge_threads;
+  constexpr int Items = Policy::merge_items;
+  constexpr bool pairs = merge_sort_has_values<Value>;
+  using storage_type = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
+  allow_next_kernel();
+  wait_for_previous_kernel();  // cuts and keys_src are earlier kernels' output
+  auto& storage = *reinterpret_cast<storage_type*>(merge_sort_smem);
+  const auto per_group = static_cast<unsigned>(pass.cuts_per_group);  // a 32-bit division: grids are 32-bit
+  const std::int64_t group = blockIdx.x / per_group;
+  const std::int64_t cut = blockIdx.x - group * per_group;
+  const std::int64_t last_cut = pass.group_cuts(group) - 1;
+  if (cut > last_cut) return;
+  const std::int64_t* here = cuts + (group * per_group + cut) * K;
+  int bounds[K + 1];
+  bounds[0] = 0;
+  std::int64_t out_begin = pass.run_begin(group, 0);
+  std::int64_t src_offset[K];  // slice m's key j (tile index) is keys_src[src_offset[m] + j]
+#pragma unroll
+  for (int m = 0; m < K; ++m) {
+    const std::int64_t begin = here[m];
+    const std::int64_t end = cut < last_cut ? here[K + m] : pass.run_length(group, m);
+    src_offset[m] = pass.run_begin(group, m) + begin - bounds[m];
+    bounds[m + 1] = bounds[m] + static_cast<int>(end - begin);
+    out_begin += begin;
+  }
+  const int count = bounds[K];
+  const int thread = static_cast<int>(threadIdx.x);
+
+  {  // load, striped
+    Key items[Items];
+    Value vitems[pairs ? Items : 1];
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      const int j = thread + k * Threads;
+      std::int64_t offset = src_offset[0];
+#pragma unroll
+      for (int q = 1; q < K; ++q)
+        if (j >= bounds[q]) offset = src_offset[q];
+      if (j < count) {
+        items[k] = keys_src[offset + j];
+        if constexpr (pairs) vitems[k] = values_src[offset + j];
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      const int j = thread + k * Threads;
+      if (j < count) {
+        storage.keys[transpose_slot<Key>(j)] = items[k];
+        if constexpr (pairs) storage.values[j] = vitems[k];
+      }
+    }
+  }
+
+  const int first = thread * Items;
+#pragma unroll
+  for (int width = 1; width < K; width *= 2) {
+    __syncthreads();  // the tile (or the previous round) is in shared memory
+    Key out[Items];
+    int source[Items];
+    if (first < count) {
+      // The pair of lists that holds output `first`: lists [bounds[2wi], bounds[2wi + w]) and
+      // [bounds[2wi + w], bounds[2wi + 2w]).
+      int pair = 0;
+#pragma unroll
+      for (int q = 1; q < K / (2 * width); ++q)
+        if (first >= bounds[2 * width * q]) pair = q;
+      int a = kway_bound(bounds, 2 * width * pair);
+      int a_end = kway_bound(bounds, 2 * width * pair + width);
+      int b_end = kway_bound(bounds, 2 * width * pair + 2 * width);
+      const int diagonal = first - a;
+      const int split = merge_path<int>(padded_list<Key>{storage.keys, a}, a_end - a,
+                                        padded_list<Key>{storage.keys, a_end}, b_end - a_end, diagonal, comp);
+      int b = a_end + diagonal - split;
+      a += split;
+      // As serial_merge (thread/thread_sort.cuh): branch-free, one read per
+      // output at an index clamped into the tile; a thread whose outputs
+      // cross into the next pair of lists moves on to it.
+      const int last = count - 1;
+      const auto read = [&](int i) { return storage.keys[transpose_slot<Key>(i < last ? i : last)]; };
+      Key a_key = read(a);
+      Key b_key = read(b);
+#pragma unroll
+      for (int k = 0; k < Items; ++k) {
+        while (a >= a_end && b >= b_end && pair + 1 < K / (2 * width)) {  // this pair is done
+          ++pair;
+          a = b_end;
+          a_end = kway_bound(bounds, 2 * width * pair + width);
+          b = a_end;
+          b_end = kway_bound(bounds, 2 * width * pair + 2 * width);
+          a_key = read(a);
+          b_key = read(b);
+        }
+        const bool take_b = b < b_end && (a >= a_end || comp(b_key, a_key));
+        out[k] = take_b ? b_key : a_key;
+        if constexpr (pairs) {
+          const int from = take_b ? b : a;
+          source[k] = width == 1 ? from : storage.sources[transpose_slot<int>(from < last ? from : last)];
+        }
+        b += take_b ? 1 : 0;
+        a += take_b ? 0 : 1;
+        const Key next = read(take_b ? b : a);
+        b_key = take_b ? next : b_key;
+        a_key = take_b ? a_key : next;
+      }
+    }
+    __syncthreads();  // every thread has read this round's lists
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      if (first + k < count) {
+        storage.keys[transpose_slot<Key>(first + k)] = out[k];
+        if constexpr (pairs) storage.sources[transpose_slot<int>(first + k)] = source[k];
+      }
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < Items; ++k) {
+    const int j = thread + k * Threads;
+    if (j < count) {
+      keys_dst[out_begin + j] = storage.keys[transpose_slot<Key>(j)];
+      if constexpr (pairs) values_dst[out_begin + j] = storage.values[storage.sources[transpose_slot<int>(j)]];
+    }
+  }
+}
+
 // ------------------------------------------------------------------ host side
 inline constexpr int merge_sort_partition_threads = 256;
 
@@ -502,10 +748,20 @@ cudaError_t merge_sort_allow_smem(Kernel* kernel, std::size_t bytes) {
 template <typename Key, typename Value, typename Policy = merge_sort_policy_for<Key, Value>>
 struct merge_sort_setup {
   using policy = Policy;
-  merge_sort_plan plan;
+  static constexpr bool kway = Policy::merge_ways > 2;
+  using plan_type = std::conditional_t<kway, kway_merge_sort_plan, merge_sort_plan>;
+  static constexpr plan_type make_plan(std::int64_t n) {
+    if constexpr (kway) {
+      return make_kway_merge_sort_plan(n, policy::tile_items, policy::merge_ways, policy::cut_stride,
+                                       policy::cut_samples);
+    } else {
+      return make_merge_sort_plan(n, policy::tile_items, policy::merge_tile_items);
+    }
+  }
+  plan_type plan;
   merge_sort_temp_layout layout;
   explicit merge_sort_setup(std::int64_t n)
-      : plan(make_merge_sort_plan(n, policy::tile_items, policy::merge_tile_items)),
+      : plan(make_plan(n)),
         layout(make_merge_sort_temp_layout(plan, sizeof(Key), merge_sort_has_values<Value> ? sizeof(Value) : 0)) {}
 };
 
@@ -516,7 +772,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
                               cudaStream_t stream) {
   using policy = Policy;
   constexpr bool pairs = merge_sort_has_values<Value>;
-  const merge_sort_plan& plan = setup.plan;
+  const auto& plan = setup.plan;
   const std::int64_t n = plan.n;
   if (n == 0) return cudaSuccess;
   if (n == 1) {
@@ -529,10 +785,20 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
     }
     return cudaSuccess;
   }
-  // Grid sizes are 32-bit (n up to 2^43 keys with the policy above).
-  if (plan.tiles > INT_MAX || plan.merge_tiles > INT_MAX ||
-      ceil_div(plan.partition_count() * policy::partition_ways, merge_sort_partition_threads) > INT_MAX)
-    return cudaErrorInvalidValue;
+  // Grid sizes are 32-bit (n up to 2^41 keys with the policies above).
+  if (plan.tiles > INT_MAX) return cudaErrorInvalidValue;
+  if constexpr (merge_sort_setup<Key, Value, Policy>::kway) {
+    for (int pass = 0; pass < plan.merge_passes; ++pass) {
+      const kway_pass_shape shape = plan.pass_shape(pass);
+      if (shape.tiles() > INT_MAX || ceil_div(shape.sample_slots() * policy::merge_ways * policy::cut_lanes,
+                                              merge_sort_partition_threads) > INT_MAX)
+        return cudaErrorInvalidValue;
+    }
+  } else {
+    if (plan.merge_tiles > INT_MAX ||
+        ceil_div(plan.partition_count() * policy::partition_ways, merge_sort_partition_threads) > INT_MAX)
+      return cudaErrorInvalidValue;
+  }
 
   // No merge pass (one tile): the layout has no bytes, all buffers are null
   // (temp may be null then).
@@ -556,26 +822,48 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
   if (n <= small_policy::tile_items) return blocksort(small_policy{});
   TILESORT_RETURN_IF_ERROR(blocksort(policy{}));
 
-  using storage = merge_sort_merge_storage<Key, Value, policy::merge_tile_items>;
-  static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-  auto* merge_kernel = merge_sort_merge_kernel<policy, Key, Value, Compare>;
-  if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage)));
-  const std::int64_t partitions = plan.partition_count();
-  constexpr int ways = policy::partition_ways;
-  const auto partition_blocks = static_cast<unsigned>(ceil_div(partitions * ways, merge_sort_partition_threads));
   // Every kernel after the blocksort starts as a dependent of the one before
   // (detail/dependent_launch.cuh): each pass boundary loses no launch gap.
   bool dependent = false;
   if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
-  for (int pass = 0; pass < plan.merge_passes; ++pass) {
-    const Key* keys_src = keys_of(pass);
-    const std::int64_t run = plan.run_length(pass);
-    TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_partition_kernel<ways, Key, Compare>, partition_blocks,
-                                           merge_sort_partition_threads, 0, stream, dependent, keys_src, n, run,
-                                           policy::merge_tile_items, partitions, buffers.partitions, comp));
-    TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(plan.merge_tiles), policy::merge_threads,
-                                           sizeof(storage), stream, dependent, keys_src, keys_of(pass + 1),
-                                           values_of(pass), values_of(pass + 1), buffers.partitions, n, run, comp));
+  if constexpr (merge_sort_setup<Key, Value, Policy>::kway) {
+    using storage = merge_sort_kway_storage<Key, Value, policy::merge_tile_items>;
+    static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
+    auto* merge_kernel = merge_sort_kway_kernel<policy, Key, Value, Compare>;
+    if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage)));
+    constexpr int cut_width = policy::merge_ways * policy::cut_lanes;
+    for (int pass = 0; pass < plan.merge_passes; ++pass) {
+      const Key* keys_src = keys_of(pass);
+      const kway_pass_shape shape = plan.pass_shape(pass);
+      const auto cut_blocks =
+          static_cast<unsigned>(ceil_div(shape.sample_slots() * cut_width, merge_sort_partition_threads));
+      TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_cut_kernel<policy::merge_ways, policy::cut_lanes, Key, Compare>,
+                                             cut_blocks, merge_sort_partition_threads, 0, stream, dependent, keys_src,
+                                             shape, buffers.partitions, comp));
+      TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(shape.tiles()),
+                                             policy::merge_threads, sizeof(storage), stream, dependent, keys_src,
+                                             keys_of(pass + 1), values_of(pass), values_of(pass + 1),
+                                             buffers.partitions, shape, comp));
+    }
+  } else {
+    using storage = merge_sort_merge_storage<Key, Value, policy::merge_tile_items>;
+    static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
+    auto* merge_kernel = merge_sort_merge_kernel<policy, Key, Value, Compare>;
+    if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage)));
+    const std::int64_t partitions = plan.partition_count();
+    constexpr int ways = policy::partition_ways;
+    const auto partition_blocks = static_cast<unsigned>(ceil_div(partitions * ways, merge_sort_partition_threads));
+    for (int pass = 0; pass < plan.merge_passes; ++pass) {
+      const Key* keys_src = keys_of(pass);
+      const std::int64_t run = plan.run_length(pass);
+      TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_partition_kernel<ways, Key, Compare>, partition_blocks,
+                                             merge_sort_partition_threads, 0, stream, dependent, keys_src, n, run,
+                                             policy::merge_tile_items, partitions, buffers.partitions, comp));
+      TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(plan.merge_tiles),
+                                             policy::merge_threads, sizeof(storage), stream, dependent, keys_src,
+                                             keys_of(pass + 1), values_of(pass), values_of(pass + 1),
+                                             buffers.partitions, n, run, comp));
+    }
   }
   return cudaSuccess;
 }
@@ -624,7 +912,8 @@ cudaError_t merge_sort_allocating(const Key* keys_in, Key* keys_out, const Value
 template <typename Key, typename Value = void>
 constexpr int merge_sort_passes(std::int64_t n) {
   using payload = std::conditional_t<std::is_void_v<Value>, detail::no_value, Value>;
-  return detail::merge_sort_passes(n, detail::merge_sort_policy_for<Key, payload>::tile_items);
+  if (n <= 0) return 0;
+  return 1 + detail::merge_sort_setup<Key, payload>::make_plan(n).merge_passes;
 }
 
 // Stable sort of n keys: keys_out[0, n) = keys_in[0, n) ordered by comp.
