@@ -166,6 +166,8 @@ struct merge_sort_policy {
   static_assert((2 * tile_items) % merge_tile_items == 0, "a merge tile must never straddle two merge groups");
   static_assert((cut_samples + merge_ways) * cut_stride <= merge_tile_items, "a k-way tile fits the merge tile");
   static_assert(tile_items % cut_stride == 0, "samples fall at the same places in every run");
+  static_assert((cut_stride & (cut_stride - 1)) == 0 && ((tile_items / cut_stride) & (tile_items / cut_stride - 1)) == 0,
+                "the k-way passes index samples by shifts");
   static_assert(merge_ways >= 2 && (merge_ways & (merge_ways - 1)) == 0 && 32 % merge_ways == 0, "ways: 2, 4, 8, ...");
 };
 
