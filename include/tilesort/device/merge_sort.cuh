@@ -131,28 +131,32 @@ struct merge_sort_policy {
   static constexpr int merge_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
   static constexpr int partition_ways = 8;  // lanes per merge-path search (see merge_sort_partition_kernel)
   // * merge_ways = 4 (k-way passes, detail/merge_sort_plan.cuh) for items of
-  //   8 bytes and more, 2 (pairwise passes) below. A 4-way pass moves the
+  //   4 bytes and more, 2 (pairwise passes) below. A 4-way pass moves the
   //   bytes of a pairwise one but merges twice in shared memory, which
   //   pays where the bytes dominate. H100, 2026-11-24, gpu timing, median of
-  //   9, random keys, against CUB in the same run (2^22 / 2^24 / 2^26):
-  //     u64 keys   K=2 1.14 / 1.12 / 1.14x, K=4 1.30 / 1.38 / 1.41x, K=8 1.54 / 1.41 / 1.30x
-  //     u32 pairs  K=2 1.07 / 0.93 / 0.95x, K=4 1.28 / 1.27 / 1.28x, K=8 1.48 / 1.27 / 1.16x
-  //     u64 pairs  K=2 1.11 / 1.06 / 1.06x, K=4 1.67 / 1.64 / 1.65x, K=8 1.56 / 1.66 / 1.55x
-  //     u32 keys   K=2 1.09 / 1.01 / 0.96x, K=4 0.85 / 0.91 / 0.84x, K=8 0.91 / 0.86 / 0.72x
+  //   9, against CUB in the same run (2^22 / 2^24 / 2^26 keys):
+  //     u64 keys   K=2 1.14 / 1.14 / 1.15x, K=4 1.30 / 1.40 / 1.42x, K=8 1.58 / 1.49 / 1.37x
+  //     u32 pairs  K=2 1.07 / 0.94 / 0.95x, K=4 1.36 / 1.34 / 1.34x, K=8 1.53 / 1.33 / 1.22x
+  //     u64 pairs  K=2 1.11 / 1.05 / 1.06x, K=4 1.69 / 1.65 / 1.66x, K=8 1.58 / 1.68 / 1.58x
+  //     u32 keys   K=2 1.08 / 1.01 / 0.96x, K=4 0.96 / 1.02 / 0.97x, K=8 1.01 / 0.97 / 0.82x
+  //     u32 keys, 16 distinct: K=2 0.81 / 0.87 / 0.84x, K=4 0.98 / 1.08 / 1.04x
+  //   (random keys unless said; 2^20: u32 keys K=2 0.94x, K=4 1.00x).
   //   (K=2 here is the pairwise passes.) The k-way merge kernel is bound by
-  //   instruction issue and shared memory (u32 keys under ncu: 116 us per
-  //   4-way pass at 2^24, 72 us for a 2-way version of it, against 52-56
-  //   for the pairwise merge kernel; one 4-way pass of 2^24 u32 keys
+  //   instruction issue and shared memory: before its padded slots were
+  //   addressed as one base plus constants (that took u32 keys at 2^24 from
+  //   957 to 846-861 us and u32 pairs from 1265-1272 to 1206), ncu measured
+  //   116 us per 4-way pass of 2^24 u32 keys, 72 us for a 2-way version of
+  //   it, against 52-56 for the pairwise merge kernel; one 4-way pass
   //   executed 87M warp instructions, about 2000 per thread and tile, and
   //   half its shared-memory wavefronts were bank conflicts, mostly the
-  //   serial merge's reads).
+  //   serial merge's reads.
   // * Tiles are cut every cut_samples samples, one sample per cut_stride keys:
   //   at most (cut_samples + merge_ways) x cut_stride = M keys, 3/4 of that on
   //   average. The cut searches run one lane per run and sample (cut_lanes):
   //   groups of lanes searching together (as partition_ways) fetched more
   //   and took longer (4-way cut kernel at 2^24 u32: 12.6 us with 1 lane,
   //   42 with 2, 46 with 8).
-  static constexpr int merge_ways = item_bytes >= 8 ? 4 : 2;
+  static constexpr int merge_ways = item_bytes >= 4 ? 4 : 2;
   static constexpr int cut_stride = merge_items * merge_threads / (4 * merge_ways);
   static constexpr int cut_samples = 3 * merge_ways;
   static constexpr int cut_lanes = 1;
@@ -612,6 +616,13 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
   constexpr int Items = Policy::merge_items;
   constexpr bool pairs = merge_sort_has_values<Value>;
   using storage_type = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
+  // Padded slots without per-item arithmetic: a thread's blocked run of Items
+  // never crosses a pad, and striped items lie a fixed number of slots apart.
+  static_assert(transpose_pad_period<Key> % Items == 0 && transpose_pad_period<int> % Items == 0 &&
+                    Threads % transpose_pad_period<Key> == 0 && Threads % transpose_pad_period<int> == 0,
+                "constant padded offsets");
+  constexpr int striped_step = transpose_slot<Key>(Threads);
+  constexpr int sources_step = transpose_slot<int>(Threads);
   allow_next_kernel();
   wait_for_previous_kernel();  // cuts and keys_src are earlier kernels' output
   auto& storage = *reinterpret_cast<storage_type*>(merge_sort_smem);
@@ -651,11 +662,19 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
         if constexpr (pairs) vitems[k] = values_src[offset + j];
       }
     }
+    // Item k's slot as one base plus constants, except for keys of 8 bytes
+    // or more, where the base took registers the loads needed (u64 keys at
+    // 2^24: 40 bytes of spill, 1396-1404 us against 1324-1330).
+    Key* keys_striped = storage.keys + transpose_slot<Key>(thread);  // item k at keys_striped[k * striped_step]
 #pragma unroll
     for (int k = 0; k < Items; ++k) {
       const int j = thread + k * Threads;
       if (j < count) {
-        storage.keys[transpose_slot<Key>(j)] = items[k];
+        if constexpr (sizeof(Key) < 8) {
+          keys_striped[k * striped_step] = items[k];
+        } else {
+          storage.keys[transpose_slot<Key>(j)] = items[k];
+        }
         if constexpr (pairs) storage.values[j] = vitems[k];
       }
     }
@@ -714,21 +733,25 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
       }
     }
     __syncthreads();  // every thread has read this round's lists
+    Key* keys_blocked = storage.keys + transpose_slot<Key>(first);  // output first + k at keys_blocked[k]
+    int* sources_blocked = storage.sources + (pairs ? transpose_slot<int>(first) : 0);
 #pragma unroll
     for (int k = 0; k < Items; ++k) {
       if (first + k < count) {
-        storage.keys[transpose_slot<Key>(first + k)] = out[k];
-        if constexpr (pairs) storage.sources[transpose_slot<int>(first + k)] = source[k];
+        keys_blocked[k] = out[k];
+        if constexpr (pairs) sources_blocked[k] = source[k];
       }
     }
   }
   __syncthreads();
+  const Key* keys_striped = storage.keys + transpose_slot<Key>(thread);
+  const int* sources_striped = storage.sources + (pairs ? transpose_slot<int>(thread) : 0);
 #pragma unroll
   for (int k = 0; k < Items; ++k) {
     const int j = thread + k * Threads;
     if (j < count) {
-      keys_dst[out_begin + j] = storage.keys[transpose_slot<Key>(j)];
-      if constexpr (pairs) values_dst[out_begin + j] = storage.values[storage.sources[transpose_slot<int>(j)]];
+      keys_dst[out_begin + j] = keys_striped[k * striped_step];
+      if constexpr (pairs) values_dst[out_begin + j] = storage.values[sources_striped[k * sources_step]];
     }
   }
 }
