@@ -6,8 +6,8 @@
 //      keys (coalesced, transposed to the blocked arrangement in shared
 //      memory), sorts it with block_sort (stable) and stores it back: runs
 //      of T.
-//   2. Merge passes, pairwise (items of up to 4 bytes) or 4-way (bigger
-//      items: merge_ways in the policy).
+//   2. Merge passes, 4-way (items of 4 bytes and more) or pairwise
+//      (smaller items): merge_ways in the policy.
 //      Pairwise: ceil(log2(ceil(n / T))) passes; pass p merges sorted runs
 //      of T << p keys in pairs. Each pass is two launches:
 //        partition: one 64-bit merge-path search in global memory per merge-tile
@@ -43,10 +43,10 @@
 // (n <= 1024 keys of up to 8 bytes: one block of 128 threads);
 // n == 1: a copy (when out != in); n == 0: nothing. With the sm_90 policy
 // below (T = 8192 for items of up to 8 bytes), passes over DRAM (blocksort +
-// merges) at 2^20 / 2^24 / 2^28 keys are 8 / 12 / 16 for u32 keys (pairwise)
-// and 5 / 7 / 9 for u64 keys and u32 pairs (4-way); CUB's 4352-key tiles
-// (u32 keys, pairs) take 9 / 13 / 17 and its 2048-key tiles (u64 keys)
-// 10 / 14 / 18. merge_sort_passes(n) says it for any n.
+// merges) at 2^20 / 2^24 / 2^28 keys are 5 / 7 / 9 for u32 keys, u64 keys
+// and u32 pairs (4-way; pairwise would take 8 / 12 / 16); CUB's 4352-key
+// tiles (u32 keys, pairs) take 9 / 13 / 17 and its 2048-key tiles (u64
+// keys) 10 / 14 / 18. merge_sort_passes(n) says it for any n.
 // Shared memory: blocksort max(block_sort's temp_storage, the transposes)
 // (u32 keys 33 KB; u64 keys and u32 pairs 68 KB, opted in above 48 KB);
 // merge M keys (+ M ints and M values for pairs), keys and ints padded by
