@@ -556,7 +556,7 @@ __global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std
   const int j = static_cast<int>(slot >> pass.run_samples_shift) % Ways;
   const std::int64_t s = slot & (pass.run_samples() - 1);
   const std::int64_t position = s << pass.stride_shift;
-  if (position >= pass.run_length(group, j)) return;  // past n: whole warps
+  if (position >= pass.run_length(group, j)) return;  // past n: whole groups of lanes
   const Key x = keys[pass.run_begin(group, j) + position];
   const Key* run = keys + pass.run_begin(group, m);
   const std::int64_t length = pass.run_length(group, m);
@@ -571,7 +571,7 @@ __global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std
   const std::int64_t cut = rank < (std::int64_t(1) << 32)
                                ? std::int64_t(static_cast<unsigned>(rank) / static_cast<unsigned>(pass.cut_samples))
                                : rank / pass.cut_samples;
-  if (cut * pass.cut_samples != rank) return;  // whole warps
+  if (cut * pass.cut_samples != rank) return;  // whole groups of lanes
   const std::int64_t split =
       m == j ? position : kway_split<lanes_per_run>(run, length, m, x, j, before, pass.stride_shift, comp, lanes);
   if (threadIdx.x % lanes_per_run == 0) cuts[(group * pass.cuts_per_group + cut) * Ways + m] = split;
