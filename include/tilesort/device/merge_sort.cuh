@@ -150,6 +150,13 @@ struct merge_sort_policy {
   //   executed 87M warp instructions, about 2000 per thread and tile, and
   //   half its shared-memory wavefronts were bank conflicts, mostly the
   //   serial merge's reads.
+  // * merge_min_blocks with the 4-way kernel (H100 probe, 2026-11-24, gpu
+  //   timing, median of 9, 2^22 / 2^24 / 2^26 random): u32 keys 4: 239 / 933
+  //   / 3933 us, 6: 233 / 854 / 3521, 8 (32 registers, 40 bytes of spill):
+  //   234 / 837 / 3445, kept at 6 (within 2%, and it also sets the pairwise
+  //   kernel of 1- and 2-byte keys); u64 keys 3: 406 / 1463 / 6125, 4: 375 /
+  //   1323 / 5430, 5: 414 / 1443 / 5978; u32 pairs and u64 pairs best at 4
+  //   too (3 within 1%, 5 slower by 1-5%).
   // * Tiles are cut every cut_samples samples, one sample per cut_stride keys:
   //   at most (cut_samples + merge_ways) x cut_stride = M keys, 3/4 of that on
   //   average. The cut searches run one lane per run and sample (cut_lanes):
