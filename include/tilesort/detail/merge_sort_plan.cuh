@@ -198,12 +198,6 @@ struct kway_pass_shape {
   }
 };
 
-TILESORT_HD constexpr int floor_log2(std::int64_t x) {
-  int log = 0;
-  while ((std::int64_t(1) << (log + 1)) <= x) ++log;
-  return log;
-}
-
 // `stride` and run / stride must be powers of two.
 TILESORT_HD constexpr kway_pass_shape make_kway_pass_shape(std::int64_t n, std::int64_t run, int ways, int stride,
                                                            int cut_samples) {
@@ -211,8 +205,8 @@ TILESORT_HD constexpr kway_pass_shape make_kway_pass_shape(std::int64_t n, std::
   shape.n = n;
   shape.run = run;
   shape.ways = ways;
-  shape.stride_shift = floor_log2(stride);
-  shape.run_samples_shift = floor_log2(run / stride);
+  shape.stride_shift = log2_floor(stride);
+  shape.run_samples_shift = log2_floor(run / stride);
   shape.cut_samples = cut_samples;
   shape.groups = ceil_div(n, run * ways);
   shape.cuts_per_group = ceil_div(ways * (run / stride), cut_samples);

@@ -177,9 +177,9 @@ struct merge_sort_policy {
   static_assert((2 * tile_items) % merge_tile_items == 0, "a merge tile must never straddle two merge groups");
   static_assert((cut_samples + merge_ways) * cut_stride <= merge_tile_items, "a k-way tile fits the merge tile");
   static_assert(tile_items % cut_stride == 0, "samples fall at the same places in every run");
-  static_assert((cut_stride & (cut_stride - 1)) == 0 && ((tile_items / cut_stride) & (tile_items / cut_stride - 1)) == 0,
+  static_assert(detail::is_pow2(cut_stride) && detail::is_pow2(tile_items / cut_stride),
                 "the k-way passes index samples by shifts");
-  static_assert(merge_ways >= 2 && (merge_ways & (merge_ways - 1)) == 0 && 32 % merge_ways == 0, "ways: 2, 4, 8, ...");
+  static_assert(merge_ways >= 2 && detail::is_pow2(merge_ways) && 32 % merge_ways == 0, "ways: 2, 4, 8, ...");
 };
 
 namespace detail {
@@ -559,7 +559,7 @@ __global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std
   constexpr unsigned members = width == 32 ? 0xffffffffu : (1u << width) - 1u;
   const unsigned mask = members << (threadIdx.x % 32 / width * width);
   const int m = static_cast<int>(threadIdx.x % width) / lanes_per_run;
-  const std::int64_t group = slot >> (pass.run_samples_shift + floor_log2(Ways));
+  const std::int64_t group = slot >> (pass.run_samples_shift + log2_floor(Ways));
   const int j = static_cast<int>(slot >> pass.run_samples_shift) % Ways;
   const std::int64_t s = slot & (pass.run_samples() - 1);
   const std::int64_t position = s << pass.stride_shift;
