@@ -7,7 +7,7 @@
 // emulation that runs the kernels' own load / transpose / merge / store steps
 // thread by thread, with std::stable_sort standing in only for block_sort.
 // The k-way passes: pass counts and shapes, and a simulation that cuts each
-// pass with the kernels' own searches (binary and by lane groups) and checks
+// pass with the kernels' own searches and checks
 // every cut exact, every tile within bounds and the result stable.
 #include <algorithm>
 #include <array>
@@ -611,8 +611,8 @@ TEST(MergeSortKway, PassesAndShapes) {
 }
 
 // The k-way passes on the host, from the plan alone: each pass cuts its
-// groups as merge_sort_cut_kernel does (searches binary, or by groups of
-// Lanes lanes with the host ballot), merges each tile's slices pairwise as
+// groups as merge_sort_cut_kernel does (the same searches), merges each
+// tile's slices pairwise as
 // merge_sort_kway_kernel does (std::merge per round), and checks that every
 // output is written exactly once and that no tile passes max_tile_items.
 struct kway_item {
@@ -620,11 +620,9 @@ struct kway_item {
   std::int64_t index;
 };
 
-template <int Lanes>
 void check_kway_simulation(std::int64_t n, int tile, int ways, int stride, int cut_samples, int spread,
                            std::mt19937_64& rng) {
-  SCOPED_TRACE("n=" + std::to_string(n) + " tile=" + std::to_string(tile) + " ways=" + std::to_string(ways) +
-               " lanes=" + std::to_string(Lanes));
+  SCOPED_TRACE("n=" + std::to_string(n) + " tile=" + std::to_string(tile) + " ways=" + std::to_string(ways));
   const auto less = [](const kway_item& x, const kway_item& y) { return x.key < y.key; };
   std::vector<kway_item> keys(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) keys[i] = {static_cast<int>(rng() % spread), i};
@@ -634,8 +632,6 @@ void check_kway_simulation(std::int64_t n, int tile, int ways, int stride, int c
   for (std::int64_t t = 0; t < plan.tiles; ++t)
     std::stable_sort(keys.begin() + t * tile, keys.begin() + std::min<std::int64_t>(n, (t + 1) * tile), less);
   std::vector<std::int64_t> cuts(static_cast<std::size_t>(plan.partition_count()));
-  using ballot_type = std::conditional_t<(Lanes > 1), tilesort_test::host_ballot<(Lanes > 1 ? Lanes : 2)>,
-                                         binary_search_tag>;
   for (int pass = 0; pass < plan.merge_passes; ++pass) {
     SCOPED_TRACE("pass " + std::to_string(pass));
     const kway_pass_shape shape = plan.pass_shape(pass);
@@ -651,8 +647,7 @@ void check_kway_simulation(std::int64_t n, int tile, int ways, int stride, int c
       for (int m = 0; m < ways; ++m) {
         const kway_item* run = keys.data() + shape.run_begin(group, m);
         before[m] = m == j ? position / stride
-                           : kway_samples_before<Lanes>(run, shape.run_length(group, m), m, x, j,
-                                                        shape.stride_shift, less, ballot_type{});
+                           : kway_samples_before(run, shape.run_length(group, m), m, x, j, shape.stride_shift, less);
         rank += before[m];
       }
       if (rank % cut_samples != 0) continue;
@@ -660,8 +655,7 @@ void check_kway_simulation(std::int64_t n, int tile, int ways, int stride, int c
         const kway_item* run = keys.data() + shape.run_begin(group, m);
         const std::int64_t split =
             m == j ? position
-                   : kway_split<Lanes>(run, shape.run_length(group, m), m, x, j, before[m], shape.stride_shift, less,
-                                       ballot_type{});
+                   : kway_split(run, shape.run_length(group, m), m, x, j, before[m], shape.stride_shift, less);
         // The split is exact: everything before it precedes x, nothing after.
         if (split > 0) ASSERT_TRUE(m == j || kway_precedes(run[split - 1], m, x, j, less));
         if (split < shape.run_length(group, m)) ASSERT_FALSE(m != j && kway_precedes(run[split], m, x, j, less));
@@ -722,17 +716,16 @@ TEST(MergeSortKway, HostSimulationMatchesStableSort) {
   };
   for (const shape& sh : {shape{64, 4, 8, 12}, shape{64, 2, 16, 6}, shape{64, 8, 4, 24}, shape{32, 4, 4, 5}}) {
     for (std::int64_t n = 0; n <= 5 * sh.tile + 3; ++n)
-      check_kway_simulation<1>(n, sh.tile, sh.ways, sh.stride, sh.cut_samples, 3, rng);
+      check_kway_simulation(n, sh.tile, sh.ways, sh.stride, sh.cut_samples, 3, rng);
     for (int trial = 0; trial < 12; ++trial) {
       const std::int64_t n = 1 + static_cast<std::int64_t>(rng() % 20000);
       const int spread = trial % 3 == 0 ? 2 : trial % 3 == 1 ? 100 : 1000000;
-      check_kway_simulation<1>(n, sh.tile, sh.ways, sh.stride, sh.cut_samples, spread, rng);
-      check_kway_simulation<4>(n, sh.tile, sh.ways, sh.stride, sh.cut_samples, spread, rng);
+      check_kway_simulation(n, sh.tile, sh.ways, sh.stride, sh.cut_samples, spread, rng);
     }
   }
   // The policy's own shape for 8-byte items, over a few passes.
   for (std::int64_t n : {std::int64_t(8193), std::int64_t(4 * 8192 + 1), std::int64_t(300007)})
-    check_kway_simulation<1>(n, 8192, 4, 256, 12, 1000, rng);
+    check_kway_simulation(n, 8192, 4, 256, 12, 1000, rng);
 }
 
 TEST(MergeSortPlan, TempLayout) {

@@ -225,25 +225,24 @@ TILESORT_HD bool kway_precedes(const Key& y, int m, const Key& x, int j, Compare
 
 // How many keys of run[0, length) come before key x of run j (this run is m
 // != j), given that `samples_before` of the run's samples (every 2^shift-th
-// key) do: a search between two samples (binary, or by a group of Ways
-// lanes, as partition_point_kway).
-template <int Ways = 32, typename KeyIter, typename Key, typename Compare, typename Ballot = binary_search_tag>
+// key) do: a binary search between two samples.
+template <typename KeyIter, typename Key, typename Compare>
 TILESORT_HD std::int64_t kway_split(KeyIter run, std::int64_t length, int m, const Key& x, int j,
-                                    std::int64_t samples_before, int shift, Compare comp, Ballot ballot = {}) {
+                                    std::int64_t samples_before, int shift, Compare comp) {
   if (samples_before == 0) return 0;
-  return partition_point_kway<Ways>(
+  return partition_point_kway<1>(  // one searcher: binary
       ((samples_before - 1) << shift) + 1, merge_sort_min(samples_before << shift, length),
-      [&](std::int64_t i) { return !kway_precedes(run[i], m, x, j, comp); }, ballot);
+      [&](std::int64_t i) { return !kway_precedes(run[i], m, x, j, comp); }, binary_search_tag{});
 }
 
 // How many of run m's samples (positions 0, 2^shift, 2·2^shift, ... < length)
-// come before key x of run j != m.
-template <int Ways = 32, typename KeyIter, typename Key, typename Compare, typename Ballot = binary_search_tag>
+// come before key x of run j != m: a binary search.
+template <typename KeyIter, typename Key, typename Compare>
 TILESORT_HD std::int64_t kway_samples_before(KeyIter run, std::int64_t length, int m, const Key& x, int j, int shift,
-                                             Compare comp, Ballot ballot = {}) {
-  return partition_point_kway<Ways>(
+                                             Compare comp) {
+  return partition_point_kway<1>(  // one searcher: binary
       std::int64_t(0), ((length - 1) >> shift) + 1,
-      [&](std::int64_t i) { return !kway_precedes(run[i << shift], m, x, j, comp); }, ballot);
+      [&](std::int64_t i) { return !kway_precedes(run[i << shift], m, x, j, comp); }, binary_search_tag{});
 }
 
 // The merge sort's k-way passes: tiles of T keys sorted on chip, then

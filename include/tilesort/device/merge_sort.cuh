@@ -159,14 +159,13 @@ struct merge_sort_policy {
   //   too (3 within 1%, 5 slower by 1-5%).
   // * Tiles are cut every cut_samples samples, one sample per cut_stride keys:
   //   at most (cut_samples + merge_ways) x cut_stride = M keys, 3/4 of that on
-  //   average. The cut searches run one lane per run and sample (cut_lanes):
-  //   groups of lanes searching together (as partition_ways) fetched more
-  //   and took longer (4-way cut kernel at 2^24 u32: 12.6 us with 1 lane,
-  //   42 with 2, 46 with 8).
+  //   average. The cut searches run one lane per run and sample: groups of
+  //   lanes searching together (as partition_ways) fetched more and took
+  //   longer (4-way cut kernel at 2^24 u32: 12.6 us with 1 lane, 42 with 2,
+  //   46 with 8).
   static constexpr int merge_ways = item_bytes >= 4 ? 4 : 2;
   static constexpr int cut_stride = merge_items * merge_threads / (4 * merge_ways);
   static constexpr int cut_samples = 3 * merge_ways;
-  static constexpr int cut_lanes = 1;
   // n <= small_threads x small_items: one block of this smaller shape (fewer merge levels, latency).
   static constexpr int small_threads = 128;
   static constexpr int small_items = block_items / 2;
@@ -540,25 +539,20 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 }
 
 // ------------------------------------------------------------------ k-way merge pass
-// Cuts of a k-way pass (kway_pass_shape): Ways x Lanes lanes per sample
-// slot, lanes [m·Lanes, (m + 1)·Lanes) of the group answering for run m
-// (Lanes > 1: searching together, as partition_point_kway). Each run's lanes
-// count the samples of their run that come before the sample; when the sum
-// (the sample's rank among its group's samples) is a multiple of
-// cut_samples, each run's lanes find its split by a search between two
-// samples and write it.
-template <int Ways, int Lanes, typename Key, typename Compare>
+// Cuts of a k-way pass (kway_pass_shape): Ways lanes per sample slot, lane
+// m answering for run m. Each lane counts the samples of its run that come
+// before the sample (a binary search); when the sum (the sample's rank among
+// its group's samples) is a multiple of cut_samples, each lane finds its
+// run's split by a search between two samples and writes it.
+template <int Ways, typename Key, typename Compare>
 __global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std::int64_t* cuts, Compare comp) {
-  constexpr int lanes_per_run = Lanes;
-  constexpr int width = Ways * Lanes;
-  static_assert(width <= 32 && 32 % width == 0, "a sample's lanes tile a warp");
   allow_next_kernel();
   wait_for_previous_kernel();  // keys are the previous kernel's output
-  const std::int64_t slot = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / width;
+  const std::int64_t slot = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / Ways;
   if (slot >= pass.sample_slots()) return;  // whole groups of lanes
-  constexpr unsigned members = width == 32 ? 0xffffffffu : (1u << width) - 1u;
-  const unsigned mask = members << (threadIdx.x % 32 / width * width);
-  const int m = static_cast<int>(threadIdx.x % width) / lanes_per_run;
+  constexpr unsigned members = Ways == 32 ? 0xffffffffu : (1u << Ways) - 1u;
+  const unsigned mask = members << (threadIdx.x % 32 / Ways * Ways);
+  const int m = static_cast<int>(threadIdx.x % Ways);
   const std::int64_t group = slot >> (pass.run_samples_shift + log2_floor(Ways));
   const int j = static_cast<int>(slot >> pass.run_samples_shift) % Ways;
   const std::int64_t s = slot & (pass.run_samples() - 1);
@@ -567,21 +561,17 @@ __global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std
   const Key x = keys[pass.run_begin(group, j) + position];
   const Key* run = keys + pass.run_begin(group, m);
   const std::int64_t length = pass.run_length(group, m);
-  using ballot_type = std::conditional_t<(Lanes > 1), search_lanes<(Lanes > 1 ? Lanes : 2)>, binary_search_tag>;
-  const ballot_type lanes;
-  const std::int64_t before =
-      m == j ? s : kway_samples_before<lanes_per_run>(run, length, m, x, j, pass.stride_shift, comp, lanes);
-  std::int64_t rank = before;  // the same in every lane of a run's group: sum one lane per run
+  const std::int64_t before = m == j ? s : kway_samples_before(run, length, m, x, j, pass.stride_shift, comp);
+  std::int64_t rank = before;
 #pragma unroll
-  for (int offset = lanes_per_run; offset < width; offset *= 2) rank += __shfl_xor_sync(mask, rank, offset, width);
+  for (int offset = 1; offset < Ways; offset *= 2) rank += __shfl_xor_sync(mask, rank, offset, Ways);
   // rank / cut_samples, in 32 bits where it fits (a 64-bit division costs dozens of instructions)
   const std::int64_t cut = rank < (std::int64_t(1) << 32)
                                ? std::int64_t(static_cast<unsigned>(rank) / static_cast<unsigned>(pass.cut_samples))
                                : rank / pass.cut_samples;
   if (cut * pass.cut_samples != rank) return;  // whole groups of lanes
-  const std::int64_t split =
-      m == j ? position : kway_split<lanes_per_run>(run, length, m, x, j, before, pass.stride_shift, comp, lanes);
-  if (threadIdx.x % lanes_per_run == 0) cuts[(group * pass.cuts_per_group + cut) * Ways + m] = split;
+  const std::int64_t split = m == j ? position : kway_split(run, length, m, x, j, before, pass.stride_shift, comp);
+  cuts[(group * pass.cuts_per_group + cut) * Ways + m] = split;
 }
 
 // A sorted list in the padded shared-memory tile, seen from index `base`.
@@ -825,8 +815,8 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
   if constexpr (merge_sort_setup<Key, Value, Policy>::kway) {
     for (int pass = 0; pass < plan.merge_passes; ++pass) {
       const kway_pass_shape shape = plan.pass_shape(pass);
-      if (shape.tiles() > INT_MAX || ceil_div(shape.sample_slots() * policy::merge_ways * policy::cut_lanes,
-                                              merge_sort_partition_threads) > INT_MAX)
+      if (shape.tiles() > INT_MAX ||
+          ceil_div(shape.sample_slots() * policy::merge_ways, merge_sort_partition_threads) > INT_MAX)
         return cudaErrorInvalidValue;
     }
   } else {
@@ -866,13 +856,12 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
     static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
     auto* merge_kernel = merge_sort_kway_kernel<policy, Key, Value, Compare>;
     if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage)));
-    constexpr int cut_width = policy::merge_ways * policy::cut_lanes;
     for (int pass = 0; pass < plan.merge_passes; ++pass) {
       const Key* keys_src = keys_of(pass);
       const kway_pass_shape shape = plan.pass_shape(pass);
       const auto cut_blocks =
-          static_cast<unsigned>(ceil_div(shape.sample_slots() * cut_width, merge_sort_partition_threads));
-      TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_cut_kernel<policy::merge_ways, policy::cut_lanes, Key, Compare>,
+          static_cast<unsigned>(ceil_div(shape.sample_slots() * policy::merge_ways, merge_sort_partition_threads));
+      TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_cut_kernel<policy::merge_ways, Key, Compare>,
                                              cut_blocks, merge_sort_partition_threads, 0, stream, dependent, keys_src,
                                              shape, buffers.partitions, comp));
       TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(shape.tiles()),
