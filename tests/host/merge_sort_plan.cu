@@ -57,7 +57,7 @@ TEST(MergeSortPlan, TilesAndPasses) {
     const merge_sort_plan plan = make_merge_sort_plan(c.n, tile, 4096);
     EXPECT_EQ(c.tiles, plan.tiles);
     EXPECT_EQ(c.passes, plan.merge_passes);
-    EXPECT_EQ(c.n == 0 ? 0 : 1 + c.passes, merge_sort_passes(c.n, tile));
+    EXPECT_EQ(c.n == 0 ? 0 : 1 + c.passes, merge_sort_passes(plan));
     // After the last pass one run covers everything; one pass earlier it did not.
     if (c.n > 0) EXPECT_GE(std::int64_t(tile) << plan.merge_passes, c.n);
     if (plan.merge_passes > 0) EXPECT_LT(std::int64_t(tile) << (plan.merge_passes - 1), c.n);
@@ -66,9 +66,10 @@ TEST(MergeSortPlan, TilesAndPasses) {
     for (int pass = 0; pass < plan.merge_passes; ++pass) EXPECT_EQ(std::int64_t(tile) << pass, plan.run_length(pass));
   }
   // CUB's 4352-key tiles, for the comparison the benchmark prints.
-  EXPECT_EQ(17, merge_sort_passes(std::int64_t(1) << 28, 4352));
+  EXPECT_EQ(17, merge_sort_passes(make_merge_sort_plan(std::int64_t(1) << 28, 4352, 4352)));
   EXPECT_EQ(0, make_merge_sort_plan(-5, tile, 4096).tiles);
-  static_assert(merge_sort_passes(std::int64_t(1) << 24, 8192) == 12, "usable in constant expressions");
+  static_assert(merge_sort_passes(make_merge_sort_plan(std::int64_t(1) << 24, 8192, 4096)) == 12,
+                "usable in constant expressions");
 }
 
 TEST(MergeSortPlan, LastStepWritesOutputAndStepsAlternate) {

@@ -73,10 +73,11 @@ TILESORT_HD constexpr merge_sort_plan make_merge_sort_plan(std::int64_t n, int t
 
 // Times the sort reads and writes every key: the blocksort plus each merge pass
 // (1 for n == 1: a copy; 0 for n == 0). Bytes moved per key ~ 2 * passes * key size
-// (pairs: plus the values, which every pass also moves once).
-TILESORT_HD constexpr int merge_sort_passes(std::int64_t n, int tile_items) {
-  if (n <= 0) return 0;
-  return 1 + make_merge_sort_plan(n, tile_items, tile_items).merge_passes;
+// (pairs: plus the values, which every pass also moves once). Plan:
+// merge_sort_plan or kway_merge_sort_plan.
+template <typename Plan>
+TILESORT_HD constexpr int merge_sort_passes(const Plan& plan) {
+  return plan.n <= 0 ? 0 : 1 + plan.merge_passes;
 }
 
 // ------------------------------------------------------------------ merge ranges

@@ -936,8 +936,7 @@ cudaError_t merge_sort_allocating(const Key* keys_in, Key* keys_out, const Value
 template <typename Key, typename Value = void>
 constexpr int merge_sort_passes(std::int64_t n) {
   using payload = std::conditional_t<std::is_void_v<Value>, detail::no_value, Value>;
-  if (n <= 0) return 0;
-  return 1 + detail::merge_sort_setup<Key, payload>::make_plan(n).merge_passes;
+  return detail::merge_sort_passes(detail::merge_sort_setup<Key, payload>::make_plan(n));
 }
 
 // Stable sort of n keys: keys_out[0, n) = keys_in[0, n) ordered by comp.
