@@ -27,8 +27,9 @@
 //                   x 2^s keys (detail/merge_sort_plan.cuh, kway_pass_shape);
 //        merge:     each block loads its tile's K slices into shared memory,
 //                   merges them pairwise in log2(K) rounds (each thread
-//                   merging merge_items outputs per round) and stores the
-//                   tile coalesced.
+//                   merging merge_items outputs per round; a later round
+//                   with nothing to merge, as in a last pass of fewer than
+//                   K runs, is skipped) and stores the tile coalesced.
 //      Pairs merge keys only, carrying each output's source index; the
 //      values are loaded into shared memory with the keys (so a tile waits
 //      for DRAM once) and stored by that index.
@@ -681,6 +682,19 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 #pragma unroll
   for (int width = 1; width < K; width *= 2) {
     __syncthreads();  // the tile (or the previous round) is in shared memory
+    // A later round in which no pair has two non-empty lists leaves the tile
+    // as it is: the last pass when a group has fewer than K runs (K = 4 with
+    // an odd log2 of the run count: every power-of-two n with T = 8192).
+    // The first round always runs: it writes the sources that pairs store by.
+    if (width > 1) {
+      bool idle = true;
+#pragma unroll
+      for (int q = 0; q < K / (2 * width); ++q) {
+        const int mid = bounds[2 * width * q + width];
+        if (bounds[2 * width * q] < mid && mid < bounds[2 * width * q + 2 * width]) idle = false;
+      }
+      if (idle) continue;  // block-uniform: the bounds are the tile's
+    }
     Key out[Items];
     int source[Items];
     if (first < count) {
