@@ -115,6 +115,15 @@ struct early_exit_merge_policy {
   // median of 9: u32 keys 924-927 us at 4, 932-940 at 5 (12 bytes of
   // spill), 1000 at 6 (72 bytes, in the merge loop); merge_sort 864. u32
   // pairs 1672 us at 3, 1820 at 4 (40 bytes of spill); merge_sort 1731-1743.
+  // Tried (H100, 2026-11-24, locality against merge_sort out of place,
+  // random keys, gpu timing, median of 9, 2^24): these passes as
+  // merge_sort's 4-way passes in this one launch (cut lanes spread over the
+  // grid, a barrier, the k-way tiles taken in turn, a barrier): u32 keys
+  // 0.82x (these pairwise passes 0.94x in the same run), u64 keys 0.69x
+  // (0.78x), u32 pairs 0.61x (0.73x); at 2 blocks per SM (no spill) 0.63x,
+  // 0.79x and 0.75x. Not kept. The k-way shape held in registers across the
+  // merge made u64 keys spill (184 bytes at 80 registers, 16 for
+  // merge_sort_kway_kernel at 64).
   static constexpr int dense_min_blocks = ValueBytes > 0 ? 3 : 4;
   // Below this many keys the passes kernel runs the dense passes itself (at
   // its 3 blocks per SM), saving the dense kernel's launch, which every
