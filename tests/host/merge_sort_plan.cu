@@ -559,19 +559,26 @@ TEST(MergeSortSteps, EmulatedDeviceSortPolicyShape) {
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  // The sm_90 policy's shape for items of up to 8 bytes.
-  using policy = tilesort::merge_sort_policy<4, 4>;
-  static_assert(policy::tile_items == 8192 && policy::merge_tile_items == 4096, "update the test");
-  using shape = test_policy<policy::block_threads, policy::block_items, policy::merge_threads, policy::merge_items>;
-  const std::int64_t t = shape::tile_items;
-  for (const std::int64_t n : {t - 1, t + 1, 3 * t + 4095, 4 * t + 1})
-    for (const bool in_place : {false, true}) check_emulation<shape>(n, 100, in_place, rng);
+  // The sm_90 policy's shapes: 512 x 16 (u32 keys), 256 x 16 (8-byte items).
+  using keys = tilesort::merge_sort_policy<4, 0>;
+  using pairs = tilesort::merge_sort_policy<4, 4>;
+  static_assert(keys::tile_items == 8192 && pairs::tile_items == 4096 && keys::merge_tile_items == 4096 &&
+                    pairs::merge_tile_items == 4096,
+                "update the test");
+  const auto check = [&](auto shape) {
+    using policy = decltype(shape);
+    const std::int64_t t = policy::tile_items;
+    for (const std::int64_t n : {t - 1, t + 1, 3 * t + 4095, 4 * t + 1})
+      for (const bool in_place : {false, true}) check_emulation<policy>(n, 100, in_place, rng);
+  };
+  check(test_policy<keys::block_threads, keys::block_items, keys::merge_threads, keys::merge_items>{});
+  check(test_policy<pairs::block_threads, pairs::block_items, pairs::merge_threads, pairs::merge_items>{});
 }
 
 // ------------------------------------------------------------------ temp storage
 // ------------------------------------------------------------------ k-way passes
 TEST(MergeSortKway, PassesAndShapes) {
-  // T = 8192, K = 4, G = 256, Q = 12: the sm_90 policy for 8-byte items.
+  // T = 8192, K = 4, G = 256, Q = 12: the sm_90 policy for u32 keys.
   struct expected {
     std::int64_t n;
     int passes;

@@ -67,9 +67,11 @@
 
 namespace tilesort {
 
-// Tuning of the early-exit merge sort. Tiles, threads and items per thread are
-// merge_sort's (so that random input costs what merge_sort costs); what is
-// added: the job phase's search groups, the window half widths (ascending, the last
+// Tuning of the early-exit merge sort. Merge tiles, threads and items per
+// thread are merge_sort's; the blocksort is 512 x merge_sort's items per
+// thread, which is merge_sort's shape except for items of exactly 8 bytes
+// (merge_sort's 256 x 16 was measured for its 4-way passes; the windows and
+// the pairwise passes here were measured with T = 8192). What is added: the job phase's search groups, the window half widths (ascending, the last
 // at most M / 2 so that a window fits one merge tile) and the share of
 // sampled in-order pairs above which a blocksort tile counts as local. The
 // window widths and the local share were chosen by reasoning for sm_90; the
@@ -86,10 +88,10 @@ namespace tilesort {
 template <std::size_t KeyBytes, std::size_t ValueBytes>
 struct early_exit_merge_policy {
   using base = merge_sort_policy<KeyBytes, ValueBytes>;
-  static constexpr int block_threads = base::block_threads;
+  static constexpr int block_threads = 512;
   static constexpr int block_items = base::block_items;
-  static constexpr int block_min_blocks = base::block_min_blocks;
-  static constexpr int tile_items = base::tile_items;  // T
+  static constexpr int block_min_blocks = 1;
+  static constexpr int tile_items = block_threads * block_items;  // T
   static constexpr int merge_threads = base::merge_threads;
   static constexpr int merge_items = base::merge_items;
   static constexpr int merge_tile_items = base::merge_tile_items;  // M

@@ -43,13 +43,15 @@
 // merge_passes launches; n <= T: one launch, keys_in -> keys_out directly
 // (n <= 1024 keys of up to 8 bytes: one block of 128 threads);
 // n == 1: a copy (when out != in); n == 0: nothing. With the sm_90 policy
-// below (T = 8192 for items of up to 8 bytes), passes over DRAM (blocksort +
-// merges) at 2^20 / 2^24 / 2^28 keys are 5 / 7 / 9 for u32 keys, u64 keys
-// and u32 pairs (4-way; pairwise would take 8 / 12 / 16); CUB's 4352-key
+// below (T = 8192 for u32 keys, 4096 for 8-byte items), passes over DRAM
+// (blocksort + merges) at 2^20 / 2^24 / 2^28 keys are 5 / 7 / 9 for u32
+// keys, u64 keys and u32 pairs (4-way; pairwise passes from T = 8192 would
+// take 8 / 12 / 16); CUB's 4352-key
 // tiles (u32 keys, pairs) take 9 / 13 / 17 and its 2048-key tiles (u64
 // keys) 10 / 14 / 18. merge_sort_passes(n) says it for any n.
 // Shared memory: blocksort max(block_sort's temp_storage, the transposes)
-// (u32 keys 33 KB; u64 keys and u32 pairs 68 KB, opted in above 48 KB);
+// (u32 keys 33 KB, u64 keys and u32 pairs 34 KB; 68 KB for the early-exit
+// sorts' 8192-key tiles of 8-byte items, opted in above 48 KB);
 // merge M keys (+ M ints and M values for pairs), keys and ints padded by
 // one word per 128 bytes (u32 keys 16.5 KB, u64 keys 33 KB, u32 pairs 49 KB).
 // Temp storage: n keys (+ n values) + 8 bytes per merge-tile boundary
@@ -100,6 +102,20 @@ namespace tilesort {
 //   one block of 512 per SM. Tried: 256 x 16 with 2 blocks per SM (184 us,
 //   but one more pass: 25 us slower in all), 256 x 32 (255 us), 1024 x 8
 //   (64 registers, 32 warps per SM: 250 us).
+// * Items of exactly 8 bytes (u64 keys, u32 pairs) take T = 256 x 16 = 4096,
+//   2 blocks per SM (the same 128 registers a thread): with 4-way passes
+//   the pass count stays (2^24 keys: 2^12 runs take 6 full passes where
+//   2^11 took 5 and a half), and the blocksort is cheaper (ncu, 2^24 with T
+//   = 8192: u64 keys 386 us of 1322, u32 pairs 331 of 1190). H100 probe,
+//   2026-11-24, gpu timing, median of 9, against CUB in the same run, 2^20 /
+//   2^22 / 2^24 / 2^26, 512 x 16 -> 256 x 16: u64 keys 1.13 / 1.32 / 1.39 /
+//   1.42x -> 1.13 / 1.38 / 1.47 / 1.49x, u32 pairs 1.06 / 1.37 / 1.36 /
+//   1.35x -> 1.09 / 1.42 / 1.39 / 1.38x. Not for u32 keys (1.02 / 0.98 /
+//   1.02 / 0.97x -> 0.93 / 1.02 / 1.06 / 0.99x: 2^20, a single wave either
+//   way, got one full pass more), nor 16-byte items (T = 512 x 8 already;
+//   256 x 8 was 3-5% slower, one pass more). 512 x 8 at 2 blocks per SM
+//   measured between the two (u64 keys 1.29 / 1.44 / 1.47 / 1.47x); 128 x 16
+//   slower everywhere.
 // * block_min_blocks = 1 (the blocksort's __launch_bounds__ minimum) lets a
 //   thread use up to 128 registers, which keeps ptxas from spilling: a cap of
 //   64 registers (2 blocks per SM) spilled u32 keys (~104 bytes) with the
@@ -124,9 +140,9 @@ namespace tilesort {
 template <std::size_t KeyBytes, std::size_t ValueBytes>
 struct merge_sort_policy {
   static constexpr std::size_t item_bytes = KeyBytes + ValueBytes;
-  static constexpr int block_threads = 512;
+  static constexpr int block_threads = item_bytes == 8 ? 256 : 512;
   static constexpr int block_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
-  static constexpr int block_min_blocks = 1;
+  static constexpr int block_min_blocks = item_bytes == 8 ? 2 : 1;
   static constexpr int merge_threads = 256;
   static constexpr int merge_min_blocks = item_bytes <= 4 ? 6 : 4;
   static constexpr int merge_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
@@ -158,6 +174,13 @@ struct merge_sort_policy {
   //   kernel of 1- and 2-byte keys); u64 keys 3: 406 / 1463 / 6125, 4: 375 /
   //   1323 / 5430, 5: 414 / 1443 / 5978; u32 pairs and u64 pairs best at 4
   //   too (3 within 1%, 5 slower by 1-5%).
+// * Also tried for the 4-way passes (H100 probes, 2026-11-24, gpu timing,
+//   median of 9): fuller tiles, a sample every 128 keys and a cut every 28
+//   (3584 keys on average), within 2% of these either way; every 64 keys and
+//   every 60 samples, 2-13% slower (the cut kernel's searches double or
+//   quadruple). The load's slice offsets in 32 bits (from the group's
+//   first key): u32 pairs 1%, u64 pairs 2% faster, but u32 keys 12-14% and
+//   u64 keys 5-7% slower; not kept.
   // * Tiles are cut every cut_samples samples, one sample per cut_stride keys:
   //   at most (cut_samples + merge_ways) x cut_stride = M keys, 3/4 of that on
   //   average. The cut searches run one lane per run and sample: groups of
