@@ -731,9 +731,19 @@ TEST(MergeSortKway, HostSimulationMatchesStableSort) {
       check_kway_simulation(n, sh.tile, sh.ways, sh.stride, sh.cut_samples, spread, rng);
     }
   }
-  // The policy's own shape for 8-byte items, over a few passes.
-  for (std::int64_t n : {std::int64_t(8193), std::int64_t(4 * 8192 + 1), std::int64_t(300007)})
-    check_kway_simulation(n, 8192, 4, 256, 12, 1000, rng);
+  // The sm_90 policy's own shapes (u32 keys: 4-way; u32 pairs: 4-way, 4096-key
+  // tiles; u64 keys: 8-way, 4096-key tiles), over a few passes.
+  const auto check_policy = [&](auto policy) {
+    using p = decltype(policy);
+    const std::int64_t t = p::tile_items;
+    for (std::int64_t n : {t + 1, p::merge_ways * t + 1, std::int64_t(300007)})
+      check_kway_simulation(n, p::tile_items, p::merge_ways, p::cut_stride, p::cut_samples, 1000, rng);
+  };
+  check_policy(tilesort::merge_sort_policy<4, 0>{});
+  check_policy(tilesort::merge_sort_policy<4, 4>{});
+  check_policy(tilesort::merge_sort_policy<8, 0>{});
+  static_assert(tilesort::merge_sort_policy<8, 0>::merge_ways == 8 && tilesort::merge_sort_policy<4, 4>::merge_ways == 4,
+                "update the comment");
 }
 
 TEST(MergeSortPlan, TempLayout) {

@@ -6,8 +6,8 @@
 //      keys (coalesced, transposed to the blocked arrangement in shared
 //      memory), sorts it with block_sort (stable) and stores it back: runs
 //      of T.
-//   2. Merge passes, 4-way (items of 4 bytes and more) or pairwise
-//      (smaller items): merge_ways in the policy.
+//   2. Merge passes, 8-way (8-byte keys), 4-way (other items of 4 bytes
+//      and more) or pairwise (smaller items): merge_ways in the policy.
 //      Pairwise: ceil(log2(ceil(n / T))) passes; pass p merges sorted runs
 //      of T << p keys in pairs. Each pass is two launches:
 //        partition: one 64-bit merge-path search in global memory per merge-tile
@@ -45,8 +45,8 @@
 // n == 1: a copy (when out != in); n == 0: nothing. With the sm_90 policy
 // below (T = 8192 for u32 keys, 4096 for 8-byte items), passes over DRAM
 // (blocksort + merges) at 2^20 / 2^24 / 2^28 keys are 5 / 7 / 9 for u32
-// keys, u64 keys and u32 pairs (4-way; pairwise passes from T = 8192 would
-// take 8 / 12 / 16); CUB's 4352-key
+// keys and u32 pairs (4-way; pairwise passes from T = 8192 would take 8 /
+// 12 / 16) and 4 / 5 / 7 for u64 keys (8-way); CUB's 4352-key
 // tiles (u32 keys, pairs) take 9 / 13 / 17 and its 2048-key tiles (u64
 // keys) 10 / 14 / 18. merge_sort_passes(n) says it for any n.
 // Shared memory: blocksort max(block_sort's temp_storage, the transposes)
@@ -148,7 +148,7 @@ struct merge_sort_policy {
   static constexpr int merge_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
   static constexpr int partition_ways = 8;  // lanes per merge-path search (see merge_sort_partition_kernel)
   // * merge_ways = 4 (k-way passes, detail/merge_sort_plan.cuh) for items of
-  //   4 bytes and more, 2 (pairwise passes) below. A 4-way pass moves the
+  //   4 bytes and more (8 for 8-byte keys, below), 2 (pairwise passes) below. A 4-way pass moves the
   //   bytes of a pairwise one but merges twice in shared memory, which
   //   pays where the bytes dominate. H100, 2026-11-24, gpu timing, median of
   //   9, against CUB in the same run (2^22 / 2^24 / 2^26 keys):
@@ -187,7 +187,16 @@ struct merge_sort_policy {
   //   lanes searching together (as partition_ways) fetched more and took
   //   longer (4-way cut kernel at 2^24 u32: 12.6 us with 1 lane, 42 with 2,
   //   46 with 8).
-  static constexpr int merge_ways = item_bytes >= 4 ? 4 : 2;
+  // * merge_ways = 8 for 8-byte keys without values, with T = 4096 (H100
+  //   probe, 2026-11-24, gpu timing, median of 9, against CUB in the same
+  //   run, 2^20 .. 2^26 one power of two apart): u64 keys K=4 1.28 / 1.21 /
+  //   1.38 / 1.38 / 1.47 / 1.41 / 1.49x, K=8 1.22 / 1.32 / 1.49 / 1.57 /
+  //   1.58 / 1.44 / 1.49x (2^24: 4 passes instead of 6); u32 pairs K=8 1.01 /
+  //   1.24 / 1.41 / 1.38 / 1.39 / 1.26 / 1.31x against K=4 0.99 / 1.13 / 1.41
+  //   / 1.34 / 1.39 / 1.32 / 1.38x, and u32 keys K=8 0.99 / 1.01 / 0.98 /
+  //   0.85x at 2^20 / 2^22 / 2^24 / 2^26 against 1.03 / 0.98 / 1.03 / 0.97x:
+  //   those keep K=4.
+  static constexpr int merge_ways = item_bytes < 4 ? 2 : KeyBytes == 8 && ValueBytes == 0 ? 8 : 4;
   static constexpr int cut_stride = merge_items * merge_threads / (4 * merge_ways);
   static constexpr int cut_samples = 3 * merge_ways;
   // n <= small_threads x small_items: one block of this smaller shape (fewer merge levels, latency).
