@@ -180,7 +180,12 @@ struct merge_sort_policy {
 //   every 60 samples, 2-13% slower (the cut kernel's searches double or
 //   quadruple). The load's slice offsets in 32 bits (from the group's
 //   first key): u32 pairs 1%, u64 pairs 2% faster, but u32 keys 12-14% and
-//   u64 keys 5-7% slower; not kept.
+//   u64 keys 5-7% slower; not kept. Merge tiles of 512 x 8 (2 or 3 blocks
+//   per SM) against these 256 x 16, 2^22 / 2^24 / 2^26: u32 pairs 1.30-1.40
+//   / 1.22-1.32 / 1.18-1.29x against 1.41 / 1.39 / 1.38x, u64 keys 1.28-1.33
+//   / 1.33-1.39 / 1.23-1.30x against 1.48 / 1.58 / 1.49x, u32 keys slower by
+//   8-30%; one more block per SM than merge_min_blocks: u32 pairs and u64
+//   keys 1-4% slower, u32 keys within 2%.
   // * Tiles are cut every cut_samples samples, one sample per cut_stride keys:
   //   at most (cut_samples + merge_ways) x cut_stride = M keys, 3/4 of that on
   //   average. The cut searches run one lane per run and sample: groups of
