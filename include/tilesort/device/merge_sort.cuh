@@ -185,7 +185,10 @@ struct merge_sort_policy {
 //   / 1.22-1.32 / 1.18-1.29x against 1.41 / 1.39 / 1.38x, u64 keys 1.28-1.33
 //   / 1.33-1.39 / 1.23-1.30x against 1.48 / 1.58 / 1.49x, u32 keys slower by
 //   8-30%; one more block per SM than merge_min_blocks: u32 pairs and u64
-//   keys 1-4% slower, u32 keys within 2%.
+//   keys 1-4% slower, u32 keys within 2%. The cut kernel reading its
+//   samples from a compact array of every 256th key (which the pass before
+//   would write): 100.6 against 102.4 us over the 6 passes of 2^24 u32 keys
+//   (standalone probe, same cuts), so not built.
   // * Tiles are cut every cut_samples samples, one sample per cut_stride keys:
   //   at most (cut_samples + merge_ways) x cut_stride = M keys, 3/4 of that on
   //   average. The cut searches run one lane per run and sample: groups of
