@@ -683,17 +683,10 @@ __device__ __noinline__ void early_exit_plan_jobs(std::int64_t job_block, std::i
 template <typename Key, typename Value, int TileItems>
 using early_exit_merge_storage = merge_sort_merge_storage<Key, Value, TileItems>;
 
-// cp.async of one T (4, 8 or 16 bytes, as aligned) from global to shared
-// memory, and the wait for all of this thread's.
+// The merges here copy a T with cp.async where one copy moves it (4, 8 or
+// 16 bytes, as aligned), as measured (see early_exit_passes_kernel).
 template <typename T>
-inline constexpr bool copies_to_shared_async = sizeof(T) == alignof(T) && (sizeof(T) == 4 || sizeof(T) == 8 ||
-                                                                         sizeof(T) == 16);
-template <typename T>
-TILESORT_DEVICE void copy_to_shared_async(T* dst, const T* src) {
-  const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(shared), "l"(src), "n"(sizeof(T)) : "memory");
-}
-TILESORT_DEVICE void wait_for_shared_copies() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+inline constexpr bool early_exit_copies_async = copies_to_shared_async<T> && async_copy_chunk<T> == sizeof(T);
 
 // Merge job `job`'s A and B into its outputs. Every global read happens
 // before the barrier that precedes the first global write, so the output may
@@ -728,7 +721,7 @@ TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffe
                    {buffer_of(job.a_after) + job.a_begin + thread, a_split, a_count},
                    {buffer_of(job.b_before) + (job.b_begin - a_count) + thread, a_count, b_split},
                    {buffer_of(job.b_after) + (job.b_begin - a_count) + thread, b_split, count}};
-    if constexpr (Async && copies_to_shared_async<T>) {
+    if constexpr (Async && early_exit_copies_async<T>) {
 #pragma unroll
       for (int w = 0; w < 4; ++w) {
 #pragma unroll
