@@ -71,7 +71,8 @@ namespace tilesort {
 // thread are merge_sort's; the blocksort is 512 x merge_sort's items per
 // thread, which is merge_sort's shape except for items of exactly 8 bytes
 // (merge_sort's 256 x 16 was measured for its 4-way passes; the windows and
-// the pairwise passes here were measured with T = 8192). What is added: the job phase's search groups, the window half widths (ascending, the last
+// the pairwise passes here were measured with T = 8192). What is added: the
+// job phase's search groups, the window half widths (ascending, the last
 // at most M / 2 so that a window fits one merge tile) and the share of
 // sampled in-order pairs above which a blocksort tile counts as local. The
 // window widths and the local share were chosen by reasoning for sm_90; the

@@ -25,7 +25,9 @@
 //                   cuts the group: its split in each run (a search between
 //                   two samples) bounds a tile of at most (cut_samples + K)
 //                   x 2^s keys (detail/merge_sort_plan.cuh, kway_pass_shape);
-//        merge:     each block loads its tile's K slices into shared memory,
+//        merge:     each block copies its tile's K slices into shared memory
+//                   (cp.async, or through registers for items whose size
+//                   or alignment is not a multiple of 4 bytes),
 //                   merges them pairwise in log2(K) rounds (each thread
 //                   merging merge_items outputs per round; a later round
 //                   with nothing to merge, as in a last pass of fewer than
@@ -148,8 +150,9 @@ struct merge_sort_policy {
   static constexpr int merge_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
   static constexpr int partition_ways = 8;  // lanes per merge-path search (see merge_sort_partition_kernel)
   // * merge_ways = 4 (k-way passes, detail/merge_sort_plan.cuh) for items of
-  //   4 bytes and more (8 for 8-byte keys, below), 2 (pairwise passes) below. A 4-way pass moves the
-  //   bytes of a pairwise one but merges twice in shared memory, which
+  //   4 bytes and more (8 for 8-byte keys, below), 2 (pairwise passes) below.
+  //   A 4-way pass moves the bytes of a pairwise one but merges twice in
+  //   shared memory, which
   //   pays where the bytes dominate. H100, 2026-11-24, gpu timing, median of
   //   9, against CUB in the same run (2^22 / 2^24 / 2^26 keys):
   //     u64 keys   K=2 1.14 / 1.14 / 1.15x, K=4 1.30 / 1.40 / 1.42x, K=8 1.58 / 1.49 / 1.37x
