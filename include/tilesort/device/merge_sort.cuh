@@ -588,14 +588,10 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 // before the sample (a binary search); when the sum (the sample's rank among
 // its group's samples) is a multiple of cut_samples, each lane finds its
 // run's split by a search between two samples and writes it.
-// `skip_unless_zero`: null, or a device counter that must be 0 for the kernel
-// to run (the locality sort's count of blocksort tiles that looked local).
 template <int Ways, typename Key, typename Compare>
-__global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std::int64_t* cuts,
-                                      const unsigned* skip_unless_zero, Compare comp) {
+__global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std::int64_t* cuts, Compare comp) {
   allow_next_kernel();
   wait_for_previous_kernel();  // keys are the previous kernel's output
-  if (skip_unless_zero != nullptr && *skip_unless_zero != 0) return;
   const std::int64_t slot = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / Ways;
   if (slot >= pass.sample_slots()) return;  // whole groups of lanes
   constexpr unsigned members = Ways == 32 ? 0xffffffffu : (1u << Ways) - 1u;
@@ -677,8 +673,7 @@ TILESORT_DEVICE int kway_bound(const int (&bounds)[Count], int index) {
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
     merge_sort_kway_kernel(const Key* keys_src, Key* keys_dst, const Value* values_src, Value* values_dst,
-                           const std::int64_t* cuts, kway_pass_shape pass, const unsigned* skip_unless_zero,
-                           Compare comp) {
+                           const std::int64_t* cuts, kway_pass_shape pass, Compare comp) {
   constexpr int K = Policy::merge_ways;
   constexpr int Threads = Policy::merge_threads;
   constexpr int Items = Policy::merge_items;
@@ -693,7 +688,6 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
   constexpr int sources_step = transpose_slot<int>(Threads);
   allow_next_kernel();
   wait_for_previous_kernel();  // cuts and keys_src are earlier kernels' output
-  if (skip_unless_zero != nullptr && *skip_unless_zero != 0) return;
   auto& storage = *reinterpret_cast<storage_type*>(merge_sort_smem);
   const auto per_group = static_cast<unsigned>(pass.cuts_per_group);  // a 32-bit division: grids are 32-bit
   const std::int64_t group = blockIdx.x / per_group;
@@ -882,32 +876,6 @@ cudaError_t merge_sort_allow_smem(Kernel* kernel, std::size_t bytes) {
   return set_kernel_attribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
 }
 
-// The k-way merge kernel's shared memory, allowed once before its launches.
-template <typename Policy, typename Key, typename Value, typename Compare>
-cudaError_t merge_sort_allow_kway_smem() {
-  using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
-  static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-  return merge_sort_allow_smem(merge_sort_kway_kernel<Policy, Key, Value, Compare>, sizeof(storage));
-}
-
-// One k-way pass: its cut kernel, then its merge kernel (dependent launches
-// when `dependent`), both skipped on the device unless *skip_unless_zero is 0
-// (null: never skipped). `cuts` holds K entries per tile of the pass.
-template <typename Policy, typename Key, typename Value, typename Compare>
-cudaError_t launch_kway_pass(const kway_pass_shape& shape, const Key* keys_src, Key* keys_dst, const Value* values_src,
-                             Value* values_dst, std::int64_t* cuts, const unsigned* skip_unless_zero, bool dependent,
-                             Compare comp, cudaStream_t stream) {
-  using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
-  const auto cut_blocks =
-      static_cast<unsigned>(ceil_div(shape.sample_slots() * Policy::merge_ways, merge_sort_partition_threads));
-  TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_cut_kernel<Policy::merge_ways, Key, Compare>, cut_blocks,
-                                         merge_sort_partition_threads, 0, stream, dependent, keys_src, shape, cuts,
-                                         skip_unless_zero, comp));
-  return launch_kernel(merge_sort_kway_kernel<Policy, Key, Value, Compare>, static_cast<unsigned>(shape.tiles()),
-                       Policy::merge_threads, sizeof(storage), stream, dependent, keys_src, keys_dst, values_src,
-                       values_dst, cuts, shape, skip_unless_zero, comp);
-}
-
 template <typename Key, typename Value, typename Policy = merge_sort_policy_for<Key, Value>>
 struct merge_sort_setup {
   using policy = Policy;
@@ -990,11 +958,23 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
   bool dependent = false;
   if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
   if constexpr (merge_sort_setup<Key, Value, Policy>::kway) {
-    if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR((merge_sort_allow_kway_smem<policy, Key, Value, Compare>()));
-    for (int pass = 0; pass < plan.merge_passes; ++pass)
-      TILESORT_RETURN_IF_ERROR(launch_kway_pass<policy>(plan.pass_shape(pass), keys_of(pass), keys_of(pass + 1),
-                                                        values_of(pass), values_of(pass + 1), buffers.partitions,
-                                                        nullptr, dependent, comp, stream));
+    using storage = merge_sort_kway_storage<Key, Value, policy::merge_tile_items>;
+    static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
+    auto* merge_kernel = merge_sort_kway_kernel<policy, Key, Value, Compare>;
+    if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage)));
+    for (int pass = 0; pass < plan.merge_passes; ++pass) {
+      const Key* keys_src = keys_of(pass);
+      const kway_pass_shape shape = plan.pass_shape(pass);
+      const auto cut_blocks =
+          static_cast<unsigned>(ceil_div(shape.sample_slots() * policy::merge_ways, merge_sort_partition_threads));
+      TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_cut_kernel<policy::merge_ways, Key, Compare>,
+                                             cut_blocks, merge_sort_partition_threads, 0, stream, dependent, keys_src,
+                                             shape, buffers.partitions, comp));
+      TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(shape.tiles()),
+                                             policy::merge_threads, sizeof(storage), stream, dependent, keys_src,
+                                             keys_of(pass + 1), values_of(pass), values_of(pass + 1),
+                                             buffers.partitions, shape, comp));
+    }
   } else {
     using storage = merge_sort_merge_storage<Key, Value, policy::merge_tile_items>;
     static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
