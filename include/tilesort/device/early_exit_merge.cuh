@@ -126,7 +126,18 @@ struct early_exit_merge_policy {
   // (0.78x), u32 pairs 0.61x (0.73x); at 2 blocks per SM (no spill) 0.63x,
   // 0.79x and 0.75x. Not kept. The k-way shape held in registers across the
   // merge made u64 keys spill (184 bytes at 80 registers, 16 for
-  // merge_sort_kway_kernel at 64).
+  // merge_sort_kway_kernel at 64). Also tried, from 2^24 keys on:
+  // merge_sort's own k-way kernels (with its cp.async loads) launched after
+  // the passes kernel, each returning at once unless no tile looked local
+  // (GPU tests passed; H100 bench, lat, 2026-11-24). Random keys then ran at
+  // 0.96-0.97x our merge sort (u32 keys, 2^24-2^28; 0.79-0.83x with these
+  // passes) and pairs at 0.94-0.95x (0.67-0.69x), but sorted keys fell from
+  // 218 / 256 / 283 to 120 / 129 / 126 GKeys/s and nearly sorted from 86.7 /
+  // 102 / 106 to 65.3 / 72.9 / 71.5 (2^24 / 2^26 / 2^28): the skipped
+  // kernels still launch a block per tile and per cut group (about 5500
+  // k-way tiles a pass at 2^24), each waiting for the kernel before it.
+  // Reverted; kernels with a grid of about the resident blocks, striding
+  // over the tiles, would make a skipped pass cost one wave.
   static constexpr int dense_min_blocks = ValueBytes > 0 ? 3 : 4;
   // Below this many keys the passes kernel runs the dense passes itself (at
   // its 3 blocks per SM), saving the dense kernel's launch, which every
