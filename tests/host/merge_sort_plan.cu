@@ -7,8 +7,8 @@
 // emulation that runs the kernels' own load / transpose / merge / store steps
 // thread by thread, with std::stable_sort standing in only for block_sort.
 // The k-way passes: pass counts and shapes, and a simulation that cuts each
-// pass with the kernels' own searches and checks
-// every cut exact, every tile within bounds and the result stable.
+// pass with the kernels' own searches and checks every cut exact, every tile
+// within bounds and the result stable.
 #include <algorithm>
 #include <array>
 #include <iterator>
@@ -620,9 +620,9 @@ TEST(MergeSortKway, PassesAndShapes) {
 
 // The k-way passes on the host, from the plan alone: each pass cuts its
 // groups as merge_sort_cut_kernel does (the same searches), merges each
-// tile's slices pairwise as
-// merge_sort_kway_kernel does (std::merge per round), and checks that every
-// output is written exactly once and that no tile passes max_tile_items.
+// tile's slices pairwise as merge_sort_kway_kernel does (std::merge per
+// round), and checks that every output is written exactly once and that no
+// tile passes max_tile_items.
 struct kway_item {
   int key;
   std::int64_t index;
