@@ -323,6 +323,40 @@ TEST(LocalitySort, Statistics) {
   cudaFreeHost(stats);
 }
 
+// From dense_kway_min_keys keys on, random keys take merge_sort's k-way
+// kernels (launched after the passes kernel, each returning at once unless no
+// blocksort tile looked local); nearly sorted input at that size skips them.
+TEST(LocalitySort, LargeRandomTakesKwayPasses) {
+  REQUIRE_GPU();
+  if (small_run()) GTEST_SKIP() << "large case skipped in the small run";
+  const std::int64_t n = policy_u32::dense_kway_min_keys + 12345;
+  const auto plan = tilesort::detail::early_exit_dense_plan<policy_u32>(n);
+  ASSERT_GT(plan.merge_passes, 0);
+  tilesort::sort_stats* stats = nullptr;
+  CUDA_ASSERT(cudaMallocHost(&stats, sizeof *stats));
+  run_options o;
+  o.stats = stats;
+  std::memset(stats, 0xff, sizeof *stats);
+  check_keys(make_keys<u32>(n, distribution::random, fresh_seed()), tilesort::less{}, o);
+  EXPECT_EQ(plan.merge_passes, stats->merge_passes);
+  for (int p = 0; p < plan.merge_passes; ++p) {
+    EXPECT_EQ(n, stats->pass[p].merged_keys) << "pass " << p;
+    EXPECT_GE(stats->pass[p].merge_tiles, tilesort::detail::ceil_div(n, std::int64_t(policy_u32::merge_tile_items)))
+        << "pass " << p;
+  }
+  EXPECT_EQ(0, stats->final_copy_tiles);
+  EXPECT_DOUBLE_EQ(plan.merge_passes, stats->merge_pass_equivalents());
+  o.in_place = true;
+  check_keys(make_keys<u32>(n, distribution::random, fresh_seed()), tilesort::less{}, o);
+  check_pairs(make_keys<u32>(n, distribution::few_distinct, fresh_seed()), tilesort::less{}, o);
+  check_keys(make_local<u32>(n, local::plus_64, fresh_seed()), tilesort::less{}, o);
+  EXPECT_EQ(0, stats->pass[0].merge_tiles);  // windows sorted it: the k-way kernels returned at once
+  o.in_place = false;
+  check_pairs(make_keys<u32>(n, distribution::random, fresh_seed()), tilesort::less{}, o);
+  check_keys(make_keys<std::uint64_t>(n, distribution::random, fresh_seed()), tilesort::less{}, o);  // 8-way
+  cudaFreeHost(stats);
+}
+
 TEST(LocalitySort, StreamAndGraphCapture) {
   REQUIRE_GPU();
   const std::int64_t n = local_size();

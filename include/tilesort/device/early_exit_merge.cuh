@@ -29,12 +29,18 @@
 //      final copy    tiles left in the temp buffer move to keys_out.
 //   3. dense passes  locality sort only: when no blocksort tile looked local
 //                    (random keys), the passes kernel returns at once and
-//                    this cooperative launch runs merge_sort's passes
-//                    instead (every tile merged, every pass); otherwise it
-//                    returns at once. Below dense_kernel_min_keys the
-//                    passes kernel runs them itself, and this launch is
-//                    not made.
-// 2 launches (3 in a locality sort of dense_kernel_min_keys keys or more); no
+//                    this cooperative launch runs merge_sort's pairwise
+//                    passes instead (every tile merged, every pass);
+//                    otherwise it returns at once. Below
+//                    dense_kernel_min_keys the passes kernel runs them
+//                    itself, and this launch is not made; from
+//                    dense_kway_min_keys on (items of 4 bytes and more)
+//                    merge_sort's own k-way kernels run them instead, two
+//                    launches per k-way pass of about the resident blocks
+//                    (striding over the work), each returning at once
+//                    unless the keys are random.
+// 2 launches (3 in a locality sort of dense_kernel_min_keys keys or more, 2 +
+// 2 per k-way pass from dense_kway_min_keys on); no
 // host synchronisation, graph-capturable. Bytes moved:
 // each key is read and written once by the blocksort (read only, for an
 // in-order tile sorted in place), then only by the merges that need it.
@@ -148,6 +154,11 @@ struct early_exit_merge_policy {
   // 46 against 145-147 / 42-43; 2^22 223 / 72 against 230-237 / 67-71;
   // 2^23 466 / 115 against 530-532 / 114-115.
   static constexpr std::int64_t dense_kernel_min_keys = std::int64_t(1) << 21;
+  // From this many keys on, random keys in a locality sort run merge_sort's
+  // own k-way kernels (items of 4 bytes and more), launched after the passes
+  // kernel and returning at once unless no blocksort tile looked local: 2
+  // launches per k-way pass that sorted and nearly sorted input pay too.
+  static constexpr std::int64_t dense_kway_min_keys = std::int64_t(1) << 24;
   // The passes kernel asks for the largest shared-memory carveout (less L1):
   // for pairs of 8 bytes only. H100, locality 2^24 random: u32 pairs 2487-
   // 2490 us against 2668-2671 without; u32 keys 1173-1178 against 1034-1039
@@ -178,6 +189,18 @@ using early_exit_policy_for = early_exit_merge_policy<sizeof(Key), early_exit_ha
 
 template <typename Policy>
 using early_exit_tiling = merge_tiling<Policy::tile_items, Policy::merge_tile_items>;
+
+// Whether random keys in a locality sort of n keys take merge_sort's k-way
+// kernels (dense_kway_min_keys), and their passes from this policy's tiles.
+template <typename Policy>
+TILESORT_HD constexpr bool early_exit_dense_kway(std::int64_t n) {
+  return Policy::base::merge_ways > 2 && n >= Policy::dense_kway_min_keys;
+}
+template <typename Policy>
+TILESORT_HD constexpr kway_merge_sort_plan early_exit_dense_plan(std::int64_t n) {
+  using base = typename Policy::base;
+  return make_kway_merge_sort_plan(n, Policy::tile_items, base::merge_ways, base::cut_stride, base::cut_samples);
+}
 
 // The window half widths in keys, ascending (plan_group's argument).
 struct window_widths {
@@ -395,7 +418,7 @@ struct early_exit_blocksort_shared {
 struct early_exit_tile_state {
   std::int64_t begin;
   int valid;
-  int passes;
+  int passes;               // flips of the passes random keys run (blocksort_to_temp)
   std::uint8_t* locations;  // the tile's merge tiles' entries
   std::uint8_t location;    // where the tile goes
   bool ordered;             // it was in order already
@@ -518,10 +541,14 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
     state.begin = tiling::block_begin(segment, block);
     const std::int64_t left = segment.end - state.begin;
     state.valid = static_cast<int>(left < Policy::tile_items ? left : Policy::tile_items);
-    state.passes = merge_passes_for(segment.end - segment.begin, Policy::tile_items);
+    const int passes = merge_passes_for(segment.end - segment.begin, Policy::tile_items);
+    // A tile that does not look local goes where the passes that random keys
+    // run leave it in keys_out: merge_sort's k-way passes, or pairwise ones.
+    const bool kway = list.segments == nullptr && early_exit_dense_kway<Policy>(list.n);
+    state.passes = kway ? early_exit_dense_plan<Policy>(list.n).merge_passes : passes;
     state.locations = locations + block * tiling::merge_tiles_per_block;
     state.follows_tile = state.begin > segment.begin;
-    if (block == segment.first_block) atomicMax(&control->needed_passes, static_cast<unsigned>(state.passes));
+    if (block == segment.first_block) atomicMax(&control->needed_passes, static_cast<unsigned>(passes));
   }
   __syncthreads();
   if (state.valid == Policy::tile_items) {
@@ -919,8 +946,8 @@ __device__ __noinline__ void early_exit_dense_passes_call(const merge_buffers<Ke
 }
 
 // Where the dense passes run: nowhere (segmented sort), in the passes kernel,
-// or in a kernel of their own after it.
-enum class dense_passes : int { none, in_passes_kernel, own_kernel };
+// in a kernel of their own after it, or as merge_sort's k-way kernels.
+enum class dense_passes : int { none, in_passes_kernel, own_kernel, kway_kernels };
 
 // The dense passes' own kernel: returns at once unless the keys are random.
 template <typename Policy, typename Key, typename Value, typename Compare>
@@ -1004,12 +1031,14 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 // ------------------------------------------------------------------ statistics
 // Writes *stats from the counters (one thread). Segmented sort adds the
 // counts of its direct sorts (device counters, or known on the host).
+// `dense`: the k-way dense passes of a locality sort (merge_passes 0: none),
+// which count when no blocksort tile looked local.
 template <int Unused = 0>
 __global__ void early_exit_stats_kernel(sort_stats* stats, const merge_control* control, std::int64_t n,
                                         int tile_items, int blocksort_items, int passes,
                                         const unsigned long long* direct_segments,
                                         const unsigned long long* direct_keys, std::int64_t host_direct_segments,
-                                        std::int64_t host_direct_keys) {
+                                        std::int64_t host_direct_keys, kway_merge_sort_plan dense) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   sort_stats s{};
   s.n = n;
@@ -1033,6 +1062,15 @@ __global__ void early_exit_stats_kernel(sort_stats* stats, const merge_control* 
     }
     s.final_copy_tiles = static_cast<std::int64_t>(control->final_copy_tiles);
     s.final_copy_keys = static_cast<std::int64_t>(control->final_copy_keys);
+    if (dense.merge_passes > 0 && control->local_tiles == 0) {  // merge_sort's k-way passes ran
+      s.merge_passes = dense.merge_passes < sort_stats::max_passes ? dense.merge_passes : sort_stats::max_passes;
+      for (int p = 0; p < s.merge_passes; ++p) {
+        const kway_pass_shape shape = dense.pass_shape(p);
+        s.pass[p].merge_tiles = (shape.groups - 1) * shape.cuts_per_group + shape.last_group_cuts;
+        s.pass[p].window_merges = 0;
+        s.pass[p].merged_keys = n;
+      }
+    }
   } else {
     s.merge_passes = 0;
   }
@@ -1043,11 +1081,12 @@ __global__ void early_exit_stats_kernel(sort_stats* stats, const merge_control* 
 inline cudaError_t write_sort_stats(sort_stats* stats, const merge_control* control, std::int64_t n, int tile_items,
                                     int blocksort_items, int passes, const unsigned long long* direct_segments,
                                     const unsigned long long* direct_keys, std::int64_t host_direct_segments,
-                                    std::int64_t host_direct_keys, cudaStream_t stream) {
+                                    std::int64_t host_direct_keys, cudaStream_t stream,
+                                    const kway_merge_sort_plan& dense = {}) {
   if (stats == nullptr) return cudaSuccess;
   early_exit_stats_kernel<><<<1, 32, 0, stream>>>(stats, control, n, tile_items, blocksort_items, passes,
                                                    direct_segments, direct_keys, host_direct_segments,
-                                                   host_direct_keys);
+                                                   host_direct_keys, dense);
   return cudaGetLastError();
 }
 
@@ -1059,14 +1098,16 @@ struct early_exit_layout {
   std::size_t keys_offset = 0;    // n keys (the temp buffer)
   std::size_t values_offset = 0;  // n values (pairs)
   std::size_t locations_offset = 0;  // 2 x tiles bytes (this pass's, the next's)
-  std::size_t jobs_offset = 0;    // tiles jobs
+  std::size_t jobs_offset = 0;    // tiles jobs, or the k-way dense passes' cuts where those take more
 };
 
 // Carves the buffers one after another from `offset`, 256-byte aligned;
 // returns the offset past them.
+// `cut_bytes`: the k-way dense passes' cuts, kept where the jobs would be.
 template <typename Policy>
 std::size_t plan_early_exit_layout(early_exit_layout& layout, std::size_t offset, std::int64_t n,
-                                   std::int64_t blocks, std::size_t key_bytes, std::size_t value_bytes) {
+                                   std::int64_t blocks, std::size_t key_bytes, std::size_t value_bytes,
+                                   std::size_t cut_bytes = 0) {
   layout.blocks = blocks;
   layout.tiles = blocks * early_exit_tiling<Policy>::merge_tiles_per_block;
   auto take = [&](std::size_t bytes) {
@@ -1077,7 +1118,8 @@ std::size_t plan_early_exit_layout(early_exit_layout& layout, std::size_t offset
   layout.keys_offset = take(static_cast<std::size_t>(n) * key_bytes);
   layout.values_offset = take(static_cast<std::size_t>(n) * value_bytes);
   layout.locations_offset = take(2 * static_cast<std::size_t>(layout.tiles));
-  layout.jobs_offset = take(static_cast<std::size_t>(layout.tiles) * sizeof(merge_job));
+  const std::size_t job_bytes = static_cast<std::size_t>(layout.tiles) * sizeof(merge_job);
+  layout.jobs_offset = take(job_bytes > cut_bytes ? job_bytes : cut_bytes);
   return offset;
 }
 
@@ -1108,6 +1150,37 @@ cudaError_t cooperative_grid(Kernel* kernel, int threads, std::size_t shared, in
   TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(kernel, threads, shared, cap, per_sm));
   if (per_sm < 1) return cudaErrorInvalidConfiguration;
   grid = static_cast<unsigned>(std::min<std::int64_t>(std::int64_t(sms) * per_sm, limit));
+  return cudaSuccess;
+}
+
+// Random keys in a locality sort of dense_kway_min_keys keys or more:
+// merge_sort's k-way passes, launched after the passes kernel, each kernel
+// returning at once unless no blocksort tile looked local; their grids are
+// the resident blocks, striding over the work, so that other input pays a
+// wave per kernel. Their cuts lie where the jobs would (no job is queued
+// when they run).
+template <typename Policy, typename Key, typename Value, typename Compare>
+cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffers, std::int64_t n, merge_job* jobs,
+                                         const merge_control* control, bool dependent, Compare comp,
+                                         cudaStream_t stream) {
+  using base = typename Policy::base;
+  using storage = merge_sort_kway_storage<Key, Value, base::merge_tile_items>;
+  const kway_merge_sort_plan plan = early_exit_dense_plan<Policy>(n);
+  TILESORT_RETURN_IF_ERROR((merge_sort_allow_kway_smem<base, true, Key, Value, Compare>()));
+  int sms = 0, cut_per_sm = 0, merge_per_sm = 0;
+  TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
+  TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(merge_sort_cut_kernel<base::merge_ways, Key, Compare>,
+                                                  merge_sort_partition_threads, 0, INT_MAX, cut_per_sm));
+  TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(merge_sort_kway_kernel<base, true, Key, Value, Compare>,
+                                                  base::merge_threads, sizeof(storage), INT_MAX, merge_per_sm));
+  if (cut_per_sm < 1 || merge_per_sm < 1) return cudaErrorInvalidConfiguration;
+  const kway_pass_grids grids{std::int64_t(sms) * cut_per_sm, std::int64_t(sms) * merge_per_sm};
+  std::uint8_t source = blocksort_to_temp(false, plan.merge_passes) ? in_temp : in_output;
+  for (int pass = 0; pass < plan.merge_passes; ++pass, source ^= 1u)
+    TILESORT_RETURN_IF_ERROR((launch_kway_pass<base, true>(
+        plan.pass_shape(pass), buffers.keys(source), buffers.keys(source ^ 1u), buffers.values(source),
+        buffers.values(source ^ 1u), reinterpret_cast<std::int64_t*>(jobs), &control->local_tiles, dependent, comp,
+        stream, grids)));
   return cudaSuccess;
 }
 
@@ -1148,12 +1221,17 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   bool dependent = false;
   TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
   // One segment (locality sort): the dense passes, for random keys.
-  const dense_passes dense = list.segments != nullptr                      ? dense_passes::none
-                             : list.n < Policy::dense_kernel_min_keys ? dense_passes::in_passes_kernel
-                                                                          : dense_passes::own_kernel;
+  const dense_passes dense = list.segments != nullptr                    ? dense_passes::none
+                             : list.n < Policy::dense_kernel_min_keys   ? dense_passes::in_passes_kernel
+                             : early_exit_dense_kway<Policy>(list.n) ? dense_passes::kway_kernels
+                                                                        : dense_passes::own_kernel;
   TILESORT_RETURN_IF_ERROR(launch_cooperative_kernel(kernel, grid, Policy::merge_threads, sizeof(storage_type),
                                                      stream, dependent, buffers, list, locations, layout.tiles,
                                                      jobs, passes, dense, control, comp));
+  if constexpr (Policy::base::merge_ways > 2) {
+    if (dense == dense_passes::kway_kernels) return launch_early_exit_dense_kway<Policy>(buffers, list.n, jobs, control,
+                                                                                        dependent, comp, stream);
+  }
   if (dense != dense_passes::own_kernel) return cudaSuccess;
 
   auto* dense_kernel = early_exit_dense_passes_kernel<Policy, Key, Value, Compare>;

@@ -17,9 +17,12 @@
 // Cost: sorted input reads the keys once (and writes them once out of place);
 // keys displaced by less than the window (keys[i] = i + rand() % 64) cost the
 // blocksort plus a few small window merges; random input (no blocksort tile
-// looks local) runs merge_sort's passes, in one cooperative launch. Launches:
-// 1 memset + 2, or + 3 from dense_kernel_min_keys keys on (+1 with
-// statistics); no host synchronisation,
+// looks local) runs merge_sort's passes: pairwise in one cooperative launch,
+// or from dense_kway_min_keys keys on (2^24; items of 4 bytes and more) its
+// k-way kernels, on grids of about the resident blocks, which return at once
+// for other input. Launches: 1 memset +
+// 2, + 1 from dense_kernel_min_keys keys on, and from dense_kway_min_keys on
+// + 2 per k-way pass instead (+1 with statistics); no host synchronisation,
 // graph-capturable.
 // Temp storage: n keys (+ n values) + 2 bytes and one 32-byte job per merge
 // tile + 1.3 KB of counters (only the counters when n fits one tile).
@@ -34,6 +37,8 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 
@@ -52,6 +57,8 @@ struct locality_setup {
   std::int64_t n = 0;
   std::int64_t blocks = 0;
   int passes = 0;
+  kway_merge_sort_plan dense;  // merge_sort's k-way passes for random keys (merge_passes 0: not these)
+  std::int64_t dense_tiles = 0;  // tiles of its largest pass
   early_exit_layout layout;
   std::size_t total_bytes = 0;
   explicit locality_setup(std::int64_t count) : n(count < 0 ? 0 : count) {
@@ -61,8 +68,14 @@ struct locality_setup {
     // keys when one tile holds everything.
     const std::size_t after_control = align_temp(sizeof(merge_control));
     const std::int64_t buffered = passes > 0 ? n : 0;
+    if (early_exit_dense_kway<policy>(n)) {
+      dense = early_exit_dense_plan<policy>(n);
+      for (int pass = 0; pass < dense.merge_passes; ++pass)
+        dense_tiles = std::max(dense_tiles, dense.pass_shape(pass).tiles());
+    }
+    const auto cut_bytes = static_cast<std::size_t>(dense_tiles * dense.ways) * sizeof(std::int64_t);
     total_bytes = plan_early_exit_layout<policy>(layout, after_control, buffered, blocks, sizeof(Key),
-                                                 early_exit_has_values<Value> ? sizeof(Value) : 0);
+                                                 early_exit_has_values<Value> ? sizeof(Value) : 0, cut_bytes);
   }
 };
 
@@ -80,7 +93,8 @@ cudaError_t locality_sort_run(void* d_temp, std::size_t& temp_bytes, const Key* 
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, setup.total_bytes));
   using policy = typename locality_setup<Key, Value>::policy;
   // Blocksort and job grids are 32-bit; positions stay far from 2^63.
-  if (setup.blocks > (std::int64_t(1) << 31) / early_exit_tiling<policy>::merge_tiles_per_block)
+  if (setup.blocks > (std::int64_t(1) << 31) / early_exit_tiling<policy>::merge_tiles_per_block ||
+      setup.dense_tiles > INT_MAX)
     return cudaErrorInvalidValue;
   char* base = static_cast<char*>(d_temp);
   auto* control = reinterpret_cast<merge_control*>(base);
@@ -105,7 +119,7 @@ cudaError_t locality_sort_run(void* d_temp, std::size_t& temp_bytes, const Key* 
   TILESORT_RETURN_IF_ERROR(launch_early_exit_merge<policy>(keys_in, values_in, buffers, list, setup.layout, d_temp,
                                                            setup.passes, control, comp, stream));
   return write_sort_stats(options.stats, control, n, policy::merge_tile_items, policy::tile_items, setup.passes,
-                          nullptr, nullptr, 0, 0, stream);
+                          nullptr, nullptr, 0, 0, stream, setup.dense);
 }
 
 }  // namespace detail

@@ -588,12 +588,11 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 // before the sample (a binary search); when the sum (the sample's rank among
 // its group's samples) is a multiple of cut_samples, each lane finds its
 // run's split by a search between two samples and writes it.
+// One lane (`lane` / Ways is its sample slot, below sample_slots()).
 template <int Ways, typename Key, typename Compare>
-__global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std::int64_t* cuts, Compare comp) {
-  allow_next_kernel();
-  wait_for_previous_kernel();  // keys are the previous kernel's output
-  const std::int64_t slot = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / Ways;
-  if (slot >= pass.sample_slots()) return;  // whole groups of lanes
+TILESORT_DEVICE void merge_sort_cut_lane(const Key* keys, const kway_pass_shape& pass, std::int64_t* cuts,
+                                         std::int64_t lane, Compare comp) {
+  const std::int64_t slot = lane / Ways;
   constexpr unsigned members = Ways == 32 ? 0xffffffffu : (1u << Ways) - 1u;
   const unsigned mask = members << (threadIdx.x % 32 / Ways * Ways);
   const int m = static_cast<int>(threadIdx.x % Ways);
@@ -616,6 +615,22 @@ __global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std
   if (cut * pass.cut_samples != rank) return;  // whole groups of lanes
   const std::int64_t split = m == j ? position : kway_split(run, length, m, x, j, before, pass.stride_shift, comp);
   cuts[(group * pass.cuts_per_group + cut) * Ways + m] = split;
+}
+
+// Lanes stride over the grid (any grid; a multiple of Ways threads per
+// block), so whole groups of lanes run each step. `skip_unless_zero`: null,
+// or a device counter that must be 0 for the kernel to run (the locality
+// sort's count of blocksort tiles that looked local).
+template <int Ways, typename Key, typename Compare>
+__global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std::int64_t* cuts,
+                                      const unsigned* skip_unless_zero, Compare comp) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // keys are the previous kernel's output
+  if (skip_unless_zero != nullptr && *skip_unless_zero != 0) return;
+  const std::int64_t lanes = pass.sample_slots() * Ways;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t lane = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; lane < lanes; lane += stride)
+    merge_sort_cut_lane<Ways>(keys, pass, cuts, lane, comp);
 }
 
 // A sorted list in the padded shared-memory tile, seen from index `base`.
@@ -666,19 +681,19 @@ TILESORT_DEVICE int kway_bound(const int (&bounds)[Count], int index) {
   return value;
 }
 
-// One tile of a k-way pass per block: the K slices between two cuts are
+// One tile of a k-way pass (a block's): the K slices between two cuts are
 // loaded into shared memory (slice m at [bounds[m], bounds[m + 1])), merged
 // pairwise in log2(K) rounds (each thread merging Items outputs of a round
 // into registers, then writing them back), and stored coalesced.
 template <typename Policy, typename Key, typename Value, typename Compare>
-__global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
-    merge_sort_kway_kernel(const Key* keys_src, Key* keys_dst, const Value* values_src, Value* values_dst,
-                           const std::int64_t* cuts, kway_pass_shape pass, Compare comp) {
+TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>& storage,
+                                          const Key* keys_src, Key* keys_dst, const Value* values_src,
+                                          Value* values_dst, const std::int64_t* cuts, const kway_pass_shape& pass,
+                                          unsigned tile, Compare comp) {
   constexpr int K = Policy::merge_ways;
   constexpr int Threads = Policy::merge_threads;
   constexpr int Items = Policy::merge_items;
   constexpr bool pairs = merge_sort_has_values<Value>;
-  using storage_type = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
   // Padded slots without per-item arithmetic: a thread's blocked run of Items
   // never crosses a pad, and striped items lie a fixed number of slots apart.
   static_assert(transpose_pad_period<Key> % Items == 0 && transpose_pad_period<int> % Items == 0 &&
@@ -686,12 +701,9 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
                 "constant padded offsets");
   constexpr int striped_step = transpose_slot<Key>(Threads);
   constexpr int sources_step = transpose_slot<int>(Threads);
-  allow_next_kernel();
-  wait_for_previous_kernel();  // cuts and keys_src are earlier kernels' output
-  auto& storage = *reinterpret_cast<storage_type*>(merge_sort_smem);
-  const auto per_group = static_cast<unsigned>(pass.cuts_per_group);  // a 32-bit division: grids are 32-bit
-  const std::int64_t group = blockIdx.x / per_group;
-  const std::int64_t cut = blockIdx.x - group * per_group;
+  const auto per_group = static_cast<unsigned>(pass.cuts_per_group);  // a 32-bit division: tiles fit 32 bits
+  const std::int64_t group = tile / per_group;
+  const std::int64_t cut = tile - group * per_group;
   const std::int64_t last_cut = pass.group_cuts(group) - 1;
   if (cut > last_cut) return;
   const std::int64_t* here = cuts + (group * per_group + cut) * K;
@@ -859,6 +871,31 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
   }
 }
 
+// One block per tile, or (`Strided`) blocks striding over the pass's tiles,
+// a grid of about a wave when the launch may be skipped (`skip_unless_zero`,
+// as merge_sort_cut_kernel's). merge_sort keeps one block per tile: the loop
+// took registers (u32 keys 36 -> 40, u32 pairs 55 -> 64).
+template <typename Policy, bool Strided, typename Key, typename Value, typename Compare>
+__global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
+    merge_sort_kway_kernel(const Key* keys_src, Key* keys_dst, const Value* values_src, Value* values_dst,
+                           const std::int64_t* cuts, kway_pass_shape pass, const unsigned* skip_unless_zero,
+                           Compare comp) {
+  using storage_type = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
+  allow_next_kernel();
+  wait_for_previous_kernel();  // cuts and keys_src are earlier kernels' output
+  if (skip_unless_zero != nullptr && *skip_unless_zero != 0) return;
+  auto& storage = *reinterpret_cast<storage_type*>(merge_sort_smem);
+  if constexpr (Strided) {
+    const auto tiles = static_cast<unsigned>(pass.tiles());
+    for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      if (tile != blockIdx.x) __syncthreads();  // the previous tile's stores have read shared memory
+      merge_sort_kway_tile<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, tile, comp);
+    }
+  } else {
+    merge_sort_kway_tile<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, blockIdx.x, comp);
+  }
+}
+
 // ------------------------------------------------------------------ host side
 inline constexpr int merge_sort_partition_threads = 256;
 
@@ -874,6 +911,43 @@ template <typename Kernel>
 cudaError_t merge_sort_allow_smem(Kernel* kernel, std::size_t bytes) {
   if (bytes <= 48 * 1024) return cudaSuccess;
   return set_kernel_attribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+}
+
+// The k-way merge kernel's shared memory, allowed once before its launches.
+template <typename Policy, bool Strided, typename Key, typename Value, typename Compare>
+cudaError_t merge_sort_allow_kway_smem() {
+  using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
+  static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
+  return merge_sort_allow_smem(merge_sort_kway_kernel<Policy, Strided, Key, Value, Compare>, sizeof(storage));
+}
+
+// The grids of a pass's cut and merge kernels when the pass may be skipped
+// (`Strided` merge kernel): at most the blocks the device keeps resident, so
+// a skipped pass costs a wave (0: one block per cut group and per tile).
+struct kway_pass_grids {
+  std::int64_t cut_blocks = 0;
+  std::int64_t merge_blocks = 0;
+};
+
+// One k-way pass: its cut kernel, then its merge kernel (dependent launches
+// when `dependent`), both skipped on the device unless *skip_unless_zero is 0
+// (null: never skipped). `cuts` holds K entries per tile of the pass.
+template <typename Policy, bool Strided, typename Key, typename Value, typename Compare>
+cudaError_t launch_kway_pass(const kway_pass_shape& shape, const Key* keys_src, Key* keys_dst, const Value* values_src,
+                             Value* values_dst, std::int64_t* cuts, const unsigned* skip_unless_zero, bool dependent,
+                             Compare comp, cudaStream_t stream, const kway_pass_grids& most = {}) {
+  using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
+  const auto capped = [](std::int64_t blocks, std::int64_t cap) {
+    return static_cast<unsigned>(cap > 0 && cap < blocks ? cap : blocks);
+  };
+  const unsigned cut_blocks =
+      capped(ceil_div(shape.sample_slots() * Policy::merge_ways, merge_sort_partition_threads), most.cut_blocks);
+  TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_cut_kernel<Policy::merge_ways, Key, Compare>, cut_blocks,
+                                         merge_sort_partition_threads, 0, stream, dependent, keys_src, shape, cuts,
+                                         skip_unless_zero, comp));
+  return launch_kernel(merge_sort_kway_kernel<Policy, Strided, Key, Value, Compare>,
+                       capped(shape.tiles(), Strided ? most.merge_blocks : 0), Policy::merge_threads, sizeof(storage), stream, dependent, keys_src, keys_dst, values_src,
+                       values_dst, cuts, shape, skip_unless_zero, comp);
 }
 
 template <typename Key, typename Value, typename Policy = merge_sort_policy_for<Key, Value>>
@@ -958,23 +1032,12 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
   bool dependent = false;
   if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
   if constexpr (merge_sort_setup<Key, Value, Policy>::kway) {
-    using storage = merge_sort_kway_storage<Key, Value, policy::merge_tile_items>;
-    static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-    auto* merge_kernel = merge_sort_kway_kernel<policy, Key, Value, Compare>;
-    if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage)));
-    for (int pass = 0; pass < plan.merge_passes; ++pass) {
-      const Key* keys_src = keys_of(pass);
-      const kway_pass_shape shape = plan.pass_shape(pass);
-      const auto cut_blocks =
-          static_cast<unsigned>(ceil_div(shape.sample_slots() * policy::merge_ways, merge_sort_partition_threads));
-      TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_cut_kernel<policy::merge_ways, Key, Compare>,
-                                             cut_blocks, merge_sort_partition_threads, 0, stream, dependent, keys_src,
-                                             shape, buffers.partitions, comp));
-      TILESORT_RETURN_IF_ERROR(launch_kernel(merge_kernel, static_cast<unsigned>(shape.tiles()),
-                                             policy::merge_threads, sizeof(storage), stream, dependent, keys_src,
-                                             keys_of(pass + 1), values_of(pass), values_of(pass + 1),
-                                             buffers.partitions, shape, comp));
-    }
+    if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR((merge_sort_allow_kway_smem<policy, false, Key, Value, Compare>()));
+    for (int pass = 0; pass < plan.merge_passes; ++pass)
+      TILESORT_RETURN_IF_ERROR((launch_kway_pass<policy, false>(plan.pass_shape(pass), keys_of(pass),
+                                                                keys_of(pass + 1), values_of(pass),
+                                                                values_of(pass + 1), buffers.partitions, nullptr,
+                                                                dependent, comp, stream)));
   } else {
     using storage = merge_sort_merge_storage<Key, Value, policy::merge_tile_items>;
     static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
