@@ -511,52 +511,56 @@ TEST(MergeSort, ConvenienceOverloadsLeakNothing) {
   expect_stable_pairs(keys, pair_keys.download(), values.download(), tilesort::less{});
 }
 
-// ------------------------------------------------------------------ strided k-way kernels
-// The k-way passes with a grid smaller than the tiles (the strided merge
-// kernel the locality sort launches for random keys): runs of tile_items
-// keys sorted on the host, merged by launch_kway_pass<policy, true> with 3
-// cut blocks and 2 merge blocks, each walking many tiles; values are the
-// original indices (stability checked exactly). A set skip counter leaves
-// the destination as it was.
+// ------------------------------------------------------------------ persistent k-way passes
+// The k-way passes as the locality sort launches them for random keys: a
+// skip counter, and persistent merge kernels (3 blocks here, each taking
+// many tiles from a counter). Runs of tile_items keys sorted on the host are
+// merged while the skip counter is 0, values the original indices
+// (stability checked exactly); a nonzero skip counter leaves both buffers as
+// they were.
 template <typename Key, bool Pairs>
-void check_strided_kway_passes(std::int64_t runs_and_part) {
+void check_persistent_kway_passes(std::int64_t runs_and_part) {
   using Value = std::conditional_t<Pairs, std::uint32_t, tilesort::detail::no_value>;
   using policy = tilesort::detail::merge_sort_policy_for<Key, Value>;
   const std::int64_t n = runs_and_part * policy::tile_items + 321;
   SCOPED_TRACE("n=" + std::to_string(n) + (Pairs ? " pairs" : " keys"));
   const std::vector<Key> keys = make_keys<Key>(static_cast<std::size_t>(n), distribution::random, fresh_seed());
   std::vector<std::uint32_t> index = iota_indices(keys.size());
-  std::vector<Key> runs(keys.size());
   for (std::int64_t begin = 0; begin < n; begin += policy::tile_items) {
     const auto first = index.begin() + begin, last = index.begin() + std::min(n, begin + policy::tile_items);
     std::stable_sort(first, last, [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
   }
+  std::vector<Key> runs(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) runs[i] = keys[index[i]];
   const auto plan = tilesort::detail::make_kway_merge_sort_plan(n, policy::tile_items, policy::merge_ways,
                                                                policy::cut_stride, policy::cut_samples);
   ASSERT_GE(plan.merge_passes, 2);
+  ASSERT_GT(plan.pass_shape(0).tiles(), 3 * 4);  // every block takes several tiles
   device_buffer<Key> k0(runs), k1(keys.size());
   device_buffer<std::uint32_t> v0(index), v1(keys.size());
   device_buffer<std::int64_t> cuts(static_cast<std::size_t>(plan.partition_count()));
-  device_buffer<unsigned> skip(std::vector<unsigned>{1u});
+  device_buffer<unsigned> skip(std::vector<unsigned>{7u});
+  device_buffer<unsigned> taken(static_cast<std::size_t>(plan.merge_passes));
   Key* k[2] = {k0.data(), k1.data()};
-  Value* v[2] = {reinterpret_cast<Value*>(Pairs ? v0.data() : nullptr), reinterpret_cast<Value*>(Pairs ? v1.data() : nullptr)};
+  Value* v[2] = {reinterpret_cast<Value*>(Pairs ? v0.data() : nullptr),
+                 reinterpret_cast<Value*>(Pairs ? v1.data() : nullptr)};
   CUDA_ASSERT((tilesort::detail::merge_sort_allow_kway_smem<policy, true, Key, Value, tilesort::less>()));
-  const tilesort::detail::kway_pass_grids grids{3, 2};
+  const auto run_passes = [&] {
+    taken.upload(std::vector<unsigned>(static_cast<std::size_t>(plan.merge_passes), 0u));
+    for (int pass = 0; pass < plan.merge_passes; ++pass)
+      CUDA_ASSERT((tilesort::detail::launch_kway_pass<policy, true>(
+          plan.pass_shape(pass), k[pass & 1], k[(pass + 1) & 1], v[pass & 1], v[(pass + 1) & 1], cuts.data(),
+          skip.data(), true, tilesort::less{}, 0, taken.data() + pass, 3)));
+    CUDA_ASSERT(cudaDeviceSynchronize());
+  };
   k1.poison();
-  CUDA_ASSERT((tilesort::detail::launch_kway_pass<policy, true>(plan.pass_shape(0), k[0], k[1], v[0], v[1],
-                                                                 cuts.data(), skip.data(), false, tilesort::less{}, 0,
-                                                                 grids)));
-  CUDA_ASSERT(cudaDeviceSynchronize());
+  run_passes();
   Key poison;
   std::memset(&poison, 0xA5, sizeof poison);
   for (const Key& key : k1.download()) ASSERT_TRUE(bytes_equal(poison, key)) << "a skipped pass wrote its destination";
-  for (int pass = 0; pass < plan.merge_passes; ++pass)
-    CUDA_ASSERT((tilesort::detail::launch_kway_pass<policy, true>(plan.pass_shape(pass), k[pass & 1],
-                                                                   k[(pass + 1) & 1], v[pass & 1], v[(pass + 1) & 1],
-                                                                   cuts.data(), nullptr, false, tilesort::less{}, 0,
-                                                                   grids)));
-  CUDA_ASSERT(cudaDeviceSynchronize());
+  EXPECT_EQ(runs, k0.download()) << "a skipped pass wrote its source";
+  skip.upload(std::vector<unsigned>{0u});
+  run_passes();
   const int last = plan.merge_passes & 1;
   const std::vector<Key> out = last ? k1.download() : k0.download();
   if constexpr (Pairs) {
@@ -566,11 +570,11 @@ void check_strided_kway_passes(std::int64_t runs_and_part) {
   }
 }
 
-TEST(MergeSortKway, StridedGridMatchesStableSort) {
+TEST(MergeSortKway, PersistentPassesSkipOrMerge) {
   REQUIRE_GPU();
-  check_strided_kway_passes<std::uint32_t, false>(9);   // 4-way passes, 8192-key runs
-  check_strided_kway_passes<std::uint32_t, true>(17);   // 4-way, 4096
-  check_strided_kway_passes<std::uint64_t, false>(11);  // 8-way, 4096
+  check_persistent_kway_passes<std::uint32_t, false>(9);   // 4-way passes, 8192-key runs
+  check_persistent_kway_passes<std::uint32_t, true>(17);   // 4-way, 4096
+  check_persistent_kway_passes<std::uint64_t, false>(11);  // 8-way, 4096
 }
 
 // ------------------------------------------------------------------ past 2^31

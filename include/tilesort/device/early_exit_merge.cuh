@@ -36,8 +36,7 @@
 //                    itself, and this launch is not made; from
 //                    dense_kway_min_keys on (items of 4 bytes and more)
 //                    merge_sort's own k-way kernels run them instead, two
-//                    launches per k-way pass of about the resident blocks
-//                    (striding over the work), each returning at once
+//                    launches per k-way pass, each returning at once
 //                    unless the keys are random.
 // 2 launches (3 in a locality sort of dense_kernel_min_keys keys or more, 2 +
 // 2 per k-way pass from dense_kway_min_keys on); no
@@ -362,6 +361,8 @@ struct merge_control {
   // Blocksort tiles that looked local. None (random keys) in a locality
   // sort: the dense passes (early_exit_dense_passes) sort them.
   unsigned local_tiles;
+  // The tiles each k-way dense pass has handed out (launch_early_exit_dense_kway).
+  unsigned kway_tiles_taken[sort_stats::max_passes];
   // Blocksort tiles that are not final after the blocksort: out of order in
   // the input, written to the temp buffer, or out of order with the tile
   // before them in their segment. None (sorted input): the passes kernel
@@ -1155,32 +1156,29 @@ cudaError_t cooperative_grid(Kernel* kernel, int threads, std::size_t shared, in
 
 // Random keys in a locality sort of dense_kway_min_keys keys or more:
 // merge_sort's k-way passes, launched after the passes kernel, each kernel
-// returning at once unless no blocksort tile looked local; their grids are
-// the resident blocks, striding over the work, so that other input pays a
-// wave per kernel. Their cuts lie where the jobs would (no job is queued
-// when they run).
+// returning at once unless no blocksort tile looked local; the merge kernels
+// are persistent (about the resident blocks, tiles taken from a counter per
+// pass), so that a skipped pass costs a wave. Their cuts lie where the jobs
+// would (no job is queued when they run).
 template <typename Policy, typename Key, typename Value, typename Compare>
 cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffers, std::int64_t n, merge_job* jobs,
-                                         const merge_control* control, bool dependent, Compare comp,
-                                         cudaStream_t stream) {
+                                         merge_control* control, bool dependent, Compare comp, cudaStream_t stream) {
   using base = typename Policy::base;
   using storage = merge_sort_kway_storage<Key, Value, base::merge_tile_items>;
   const kway_merge_sort_plan plan = early_exit_dense_plan<Policy>(n);
+  if (plan.merge_passes > sort_stats::max_passes) return cudaErrorInvalidValue;
   TILESORT_RETURN_IF_ERROR((merge_sort_allow_kway_smem<base, true, Key, Value, Compare>()));
-  int sms = 0, cut_per_sm = 0, merge_per_sm = 0;
+  int sms = 0, per_sm = 0;
   TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
-  TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(merge_sort_cut_kernel<base::merge_ways, Key, Compare>,
-                                                  merge_sort_partition_threads, 0, INT_MAX, cut_per_sm));
   TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(merge_sort_kway_kernel<base, true, Key, Value, Compare>,
-                                                  base::merge_threads, sizeof(storage), INT_MAX, merge_per_sm));
-  if (cut_per_sm < 1 || merge_per_sm < 1) return cudaErrorInvalidConfiguration;
-  const kway_pass_grids grids{std::int64_t(sms) * cut_per_sm, std::int64_t(sms) * merge_per_sm};
+                                                  base::merge_threads, sizeof(storage), INT_MAX, per_sm));
+  if (per_sm < 1) return cudaErrorInvalidConfiguration;
   std::uint8_t source = blocksort_to_temp(false, plan.merge_passes) ? in_temp : in_output;
   for (int pass = 0; pass < plan.merge_passes; ++pass, source ^= 1u)
     TILESORT_RETURN_IF_ERROR((launch_kway_pass<base, true>(
         plan.pass_shape(pass), buffers.keys(source), buffers.keys(source ^ 1u), buffers.values(source),
         buffers.values(source ^ 1u), reinterpret_cast<std::int64_t*>(jobs), &control->local_tiles, dependent, comp,
-        stream, grids)));
+        stream, &control->kway_tiles_taken[pass], std::int64_t(sms) * per_sm)));
   return cudaSuccess;
 }
 

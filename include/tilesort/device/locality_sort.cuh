@@ -19,13 +19,12 @@
 // blocksort plus a few small window merges; random input (no blocksort tile
 // looks local) runs merge_sort's passes: pairwise in one cooperative launch,
 // or from dense_kway_min_keys keys on (2^24; items of 4 bytes and more) its
-// k-way kernels, on grids of about the resident blocks, which return at once
-// for other input. Launches: 1 memset +
+// k-way kernels, which return at once for other input. Launches: 1 memset +
 // 2, + 1 from dense_kernel_min_keys keys on, and from dense_kway_min_keys on
 // + 2 per k-way pass instead (+1 with statistics); no host synchronisation,
 // graph-capturable.
 // Temp storage: n keys (+ n values) + 2 bytes and one 32-byte job per merge
-// tile + 1.3 KB of counters (only the counters when n fits one tile).
+// tile + 1.5 KB of counters (only the counters when n fits one tile).
 //
 //   std::size_t temp_bytes = 0;
 //   tilesort::locality_sort_keys(nullptr, temp_bytes, d_in, d_out, n);        // size query

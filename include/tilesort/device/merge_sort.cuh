@@ -588,11 +588,16 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 // before the sample (a binary search); when the sum (the sample's rank among
 // its group's samples) is a multiple of cut_samples, each lane finds its
 // run's split by a search between two samples and writes it.
-// One lane (`lane` / Ways is its sample slot, below sample_slots()).
+// `skip_unless_zero`: null, or a device counter that must be 0 for the kernel
+// to run (the locality sort's count of blocksort tiles that looked local).
 template <int Ways, typename Key, typename Compare>
-TILESORT_DEVICE void merge_sort_cut_lane(const Key* keys, const kway_pass_shape& pass, std::int64_t* cuts,
-                                         std::int64_t lane, Compare comp) {
-  const std::int64_t slot = lane / Ways;
+__global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std::int64_t* cuts,
+                                      const unsigned* skip_unless_zero, Compare comp) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // keys are the previous kernel's output
+  if (skip_unless_zero != nullptr && *skip_unless_zero != 0) return;
+  const std::int64_t slot = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / Ways;
+  if (slot >= pass.sample_slots()) return;  // whole groups of lanes
   constexpr unsigned members = Ways == 32 ? 0xffffffffu : (1u << Ways) - 1u;
   const unsigned mask = members << (threadIdx.x % 32 / Ways * Ways);
   const int m = static_cast<int>(threadIdx.x % Ways);
@@ -615,22 +620,6 @@ TILESORT_DEVICE void merge_sort_cut_lane(const Key* keys, const kway_pass_shape&
   if (cut * pass.cut_samples != rank) return;  // whole groups of lanes
   const std::int64_t split = m == j ? position : kway_split(run, length, m, x, j, before, pass.stride_shift, comp);
   cuts[(group * pass.cuts_per_group + cut) * Ways + m] = split;
-}
-
-// Lanes stride over the grid (any grid; a multiple of Ways threads per
-// block), so whole groups of lanes run each step. `skip_unless_zero`: null,
-// or a device counter that must be 0 for the kernel to run (the locality
-// sort's count of blocksort tiles that looked local).
-template <int Ways, typename Key, typename Compare>
-__global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std::int64_t* cuts,
-                                      const unsigned* skip_unless_zero, Compare comp) {
-  allow_next_kernel();
-  wait_for_previous_kernel();  // keys are the previous kernel's output
-  if (skip_unless_zero != nullptr && *skip_unless_zero != 0) return;
-  const std::int64_t lanes = pass.sample_slots() * Ways;
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t lane = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; lane < lanes; lane += stride)
-    merge_sort_cut_lane<Ways>(keys, pass, cuts, lane, comp);
 }
 
 // A sorted list in the padded shared-memory tile, seen from index `base`.
@@ -871,25 +860,41 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
   }
 }
 
-// One block per tile, or (`Strided`) blocks striding over the pass's tiles,
-// a grid of about a wave when the launch may be skipped (`skip_unless_zero`,
-// as merge_sort_cut_kernel's). merge_sort keeps one block per tile: the loop
-// took registers (u32 keys 36 -> 40, u32 pairs 55 -> 64).
-template <typename Policy, bool Strided, typename Key, typename Value, typename Compare>
+// A k-way pass's merge kernel: one block per tile, or (`Persistent`, for a
+// pass that may be skipped: `skip_unless_zero` as merge_sort_cut_kernel's)
+// about the resident blocks, each taking tile after tile from a counter
+// (`tiles_taken`, zeroed; the first tile of a block is its own index), the
+// next one fetched while the current one merges. A skipped pass then costs
+// a launch of a wave instead of a block per tile: H100 probe, 6 skipped
+// 4-way passes over 2^24 keys took 44-50 us on resident grids against 68
+// with a block per tile (7 passes over 2^26: 54 against 264). Merging, the
+// persistent kernel is slower than one block per tile (2^24 u32 keys 597 us
+// against 569, u32 pairs 908-912 against 841-843; 2^26 keys 2533 against
+// 2485), so merge_sort keeps the latter. Tried on resident grids: each block
+// taking every grid-th tile, 662-670 us (uneven tiles); taking from the
+// counter without fetching ahead, 611-624 us.
+template <typename Policy, bool Persistent, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
     merge_sort_kway_kernel(const Key* keys_src, Key* keys_dst, const Value* values_src, Value* values_dst,
                            const std::int64_t* cuts, kway_pass_shape pass, const unsigned* skip_unless_zero,
-                           Compare comp) {
+                           unsigned* tiles_taken, Compare comp) {
   using storage_type = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
   allow_next_kernel();
   wait_for_previous_kernel();  // cuts and keys_src are earlier kernels' output
   if (skip_unless_zero != nullptr && *skip_unless_zero != 0) return;
   auto& storage = *reinterpret_cast<storage_type*>(merge_sort_smem);
-  if constexpr (Strided) {
+  if constexpr (Persistent) {
+    __shared__ unsigned next_tile;
     const auto tiles = static_cast<unsigned>(pass.tiles());
-    for (unsigned tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      if (tile != blockIdx.x) __syncthreads();  // the previous tile's stores have read shared memory
+    unsigned tile = blockIdx.x;
+    while (tile < tiles) {
+      unsigned following = 0;
+      if (threadIdx.x == 0) following = atomicAdd(tiles_taken, 1u) + gridDim.x;  // in flight during the merge
       merge_sort_kway_tile<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, tile, comp);
+      __syncthreads();  // every thread is done with shared memory and with next_tile
+      if (threadIdx.x == 0) next_tile = following;
+      __syncthreads();
+      tile = next_tile;
     }
   } else {
     merge_sort_kway_tile<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, blockIdx.x, comp);
@@ -914,40 +919,33 @@ cudaError_t merge_sort_allow_smem(Kernel* kernel, std::size_t bytes) {
 }
 
 // The k-way merge kernel's shared memory, allowed once before its launches.
-template <typename Policy, bool Strided, typename Key, typename Value, typename Compare>
+template <typename Policy, bool Persistent, typename Key, typename Value, typename Compare>
 cudaError_t merge_sort_allow_kway_smem() {
   using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
   static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-  return merge_sort_allow_smem(merge_sort_kway_kernel<Policy, Strided, Key, Value, Compare>, sizeof(storage));
+  return merge_sort_allow_smem(merge_sort_kway_kernel<Policy, Persistent, Key, Value, Compare>, sizeof(storage));
 }
-
-// The grids of a pass's cut and merge kernels when the pass may be skipped
-// (`Strided` merge kernel): at most the blocks the device keeps resident, so
-// a skipped pass costs a wave (0: one block per cut group and per tile).
-struct kway_pass_grids {
-  std::int64_t cut_blocks = 0;
-  std::int64_t merge_blocks = 0;
-};
 
 // One k-way pass: its cut kernel, then its merge kernel (dependent launches
 // when `dependent`), both skipped on the device unless *skip_unless_zero is 0
-// (null: never skipped). `cuts` holds K entries per tile of the pass.
-template <typename Policy, bool Strided, typename Key, typename Value, typename Compare>
+// (null: never skipped). `cuts` holds K entries per tile of the pass. The
+// persistent merge kernel runs `merge_blocks` blocks (at most one per tile)
+// taking tiles from *tiles_taken (zeroed).
+template <typename Policy, bool Persistent, typename Key, typename Value, typename Compare>
 cudaError_t launch_kway_pass(const kway_pass_shape& shape, const Key* keys_src, Key* keys_dst, const Value* values_src,
                              Value* values_dst, std::int64_t* cuts, const unsigned* skip_unless_zero, bool dependent,
-                             Compare comp, cudaStream_t stream, const kway_pass_grids& most = {}) {
+                             Compare comp, cudaStream_t stream, unsigned* tiles_taken = nullptr,
+                             std::int64_t merge_blocks = 0) {
   using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
-  const auto capped = [](std::int64_t blocks, std::int64_t cap) {
-    return static_cast<unsigned>(cap > 0 && cap < blocks ? cap : blocks);
-  };
-  const unsigned cut_blocks =
-      capped(ceil_div(shape.sample_slots() * Policy::merge_ways, merge_sort_partition_threads), most.cut_blocks);
+  const auto cut_blocks =
+      static_cast<unsigned>(ceil_div(shape.sample_slots() * Policy::merge_ways, merge_sort_partition_threads));
   TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_cut_kernel<Policy::merge_ways, Key, Compare>, cut_blocks,
                                          merge_sort_partition_threads, 0, stream, dependent, keys_src, shape, cuts,
                                          skip_unless_zero, comp));
-  return launch_kernel(merge_sort_kway_kernel<Policy, Strided, Key, Value, Compare>,
-                       capped(shape.tiles(), Strided ? most.merge_blocks : 0), Policy::merge_threads, sizeof(storage), stream, dependent, keys_src, keys_dst, values_src,
-                       values_dst, cuts, shape, skip_unless_zero, comp);
+  const std::int64_t grid = Persistent && merge_blocks < shape.tiles() ? merge_blocks : shape.tiles();
+  return launch_kernel(merge_sort_kway_kernel<Policy, Persistent, Key, Value, Compare>, static_cast<unsigned>(grid),
+                       Policy::merge_threads, sizeof(storage), stream, dependent, keys_src, keys_dst, values_src,
+                       values_dst, cuts, shape, skip_unless_zero, tiles_taken, comp);
 }
 
 template <typename Key, typename Value, typename Policy = merge_sort_policy_for<Key, Value>>
@@ -1032,7 +1030,8 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
   bool dependent = false;
   if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
   if constexpr (merge_sort_setup<Key, Value, Policy>::kway) {
-    if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR((merge_sort_allow_kway_smem<policy, false, Key, Value, Compare>()));
+    if (plan.merge_passes > 0)
+      TILESORT_RETURN_IF_ERROR((merge_sort_allow_kway_smem<policy, false, Key, Value, Compare>()));
     for (int pass = 0; pass < plan.merge_passes; ++pass)
       TILESORT_RETURN_IF_ERROR((launch_kway_pass<policy, false>(plan.pass_shape(pass), keys_of(pass),
                                                                 keys_of(pass + 1), values_of(pass),
