@@ -513,7 +513,8 @@ TEST(MergeSort, ConvenienceOverloadsLeakNothing) {
 
 // ------------------------------------------------------------------ persistent k-way passes
 // The k-way passes as the locality sort launches them for random keys: a
-// skip counter, and persistent merge kernels (3 blocks here, each taking
+// skip counter, cut kernels on a capped grid (2 blocks here, each thread
+// taking many lanes) and persistent merge kernels (3 blocks, each taking
 // many tiles from a counter). Runs of tile_items keys sorted on the host are
 // merged while the skip counter is 0, values the original indices
 // (stability checked exactly); a nonzero skip counter leaves both buffers as
@@ -550,7 +551,7 @@ void check_persistent_kway_passes(std::int64_t runs_and_part) {
     for (int pass = 0; pass < plan.merge_passes; ++pass)
       CUDA_ASSERT((tilesort::detail::launch_kway_pass<policy, true>(
           plan.pass_shape(pass), k[pass & 1], k[(pass + 1) & 1], v[pass & 1], v[(pass + 1) & 1], cuts.data(),
-          skip.data(), true, tilesort::less{}, 0, taken.data() + pass, 3)));
+          skip.data(), true, tilesort::less{}, 0, taken.data() + pass, {2, 3})));
     CUDA_ASSERT(cudaDeviceSynchronize());
   };
   k1.poison();

@@ -1158,8 +1158,9 @@ cudaError_t cooperative_grid(Kernel* kernel, int threads, std::size_t shared, in
 // merge_sort's k-way passes, launched after the passes kernel, each kernel
 // returning at once unless no blocksort tile looked local; the merge kernels
 // are persistent (about the resident blocks, tiles taken from a counter per
-// pass), so that a skipped pass costs a wave. Their cuts lie where the jobs
-// would (no job is queued when they run).
+// pass) and the cut kernels' grids a wave, so that a skipped pass costs two
+// waves. Their cuts lie where the jobs would (no job is queued when they
+// run).
 template <typename Policy, typename Key, typename Value, typename Compare>
 cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffers, std::int64_t n, merge_job* jobs,
                                          merge_control* control, bool dependent, Compare comp, cudaStream_t stream) {
@@ -1168,17 +1169,20 @@ cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffer
   const kway_merge_sort_plan plan = early_exit_dense_plan<Policy>(n);
   if (plan.merge_passes > sort_stats::max_passes) return cudaErrorInvalidValue;
   TILESORT_RETURN_IF_ERROR((merge_sort_allow_kway_smem<base, true, Key, Value, Compare>()));
-  int sms = 0, per_sm = 0;
+  int sms = 0, cut_per_sm = 0, merge_per_sm = 0;
   TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
+  TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(merge_sort_cut_kernel<base::merge_ways, Key, Compare>,
+                                                  merge_sort_partition_threads, 0, INT_MAX, cut_per_sm));
   TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(merge_sort_kway_kernel<base, true, Key, Value, Compare>,
-                                                  base::merge_threads, sizeof(storage), INT_MAX, per_sm));
-  if (per_sm < 1) return cudaErrorInvalidConfiguration;
+                                                  base::merge_threads, sizeof(storage), INT_MAX, merge_per_sm));
+  if (cut_per_sm < 1 || merge_per_sm < 1) return cudaErrorInvalidConfiguration;
+  const kway_pass_grids grids{std::int64_t(sms) * cut_per_sm, std::int64_t(sms) * merge_per_sm};
   std::uint8_t source = blocksort_to_temp(false, plan.merge_passes) ? in_temp : in_output;
   for (int pass = 0; pass < plan.merge_passes; ++pass, source ^= 1u)
     TILESORT_RETURN_IF_ERROR((launch_kway_pass<base, true>(
         plan.pass_shape(pass), buffers.keys(source), buffers.keys(source ^ 1u), buffers.values(source),
         buffers.values(source ^ 1u), reinterpret_cast<std::int64_t*>(jobs), &control->local_tiles, dependent, comp,
-        stream, &control->kway_tiles_taken[pass], std::int64_t(sms) * per_sm)));
+        stream, &control->kway_tiles_taken[pass], grids)));
   return cudaSuccess;
 }
 

@@ -588,16 +588,11 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 // before the sample (a binary search); when the sum (the sample's rank among
 // its group's samples) is a multiple of cut_samples, each lane finds its
 // run's split by a search between two samples and writes it.
-// `skip_unless_zero`: null, or a device counter that must be 0 for the kernel
-// to run (the locality sort's count of blocksort tiles that looked local).
+// One lane (`lane` / Ways is its sample slot, below sample_slots()).
 template <int Ways, typename Key, typename Compare>
-__global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std::int64_t* cuts,
-                                      const unsigned* skip_unless_zero, Compare comp) {
-  allow_next_kernel();
-  wait_for_previous_kernel();  // keys are the previous kernel's output
-  if (skip_unless_zero != nullptr && *skip_unless_zero != 0) return;
-  const std::int64_t slot = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / Ways;
-  if (slot >= pass.sample_slots()) return;  // whole groups of lanes
+TILESORT_DEVICE void merge_sort_cut_lane(const Key* keys, const kway_pass_shape& pass, std::int64_t* cuts,
+                                         std::int64_t lane, Compare comp) {
+  const std::int64_t slot = lane / Ways;
   constexpr unsigned members = Ways == 32 ? 0xffffffffu : (1u << Ways) - 1u;
   const unsigned mask = members << (threadIdx.x % 32 / Ways * Ways);
   const int m = static_cast<int>(threadIdx.x % Ways);
@@ -620,6 +615,23 @@ __global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std
   if (cut * pass.cut_samples != rank) return;  // whole groups of lanes
   const std::int64_t split = m == j ? position : kway_split(run, length, m, x, j, before, pass.stride_shift, comp);
   cuts[(group * pass.cuts_per_group + cut) * Ways + m] = split;
+}
+
+// The lanes stride over the grid (a multiple of Ways threads per block), so
+// whole groups of lanes run each step: one lane per thread in merge_sort, a
+// wave of blocks where the pass may be skipped. `skip_unless_zero`: null, or
+// a device counter that must be 0 for the kernel to run (the locality sort's
+// count of blocksort tiles that looked local).
+template <int Ways, typename Key, typename Compare>
+__global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std::int64_t* cuts,
+                                      const unsigned* skip_unless_zero, Compare comp) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // keys are the previous kernel's output
+  if (skip_unless_zero != nullptr && *skip_unless_zero != 0) return;
+  const std::int64_t lanes = pass.sample_slots() * Ways;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t lane = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; lane < lanes; lane += stride)
+    merge_sort_cut_lane<Ways>(keys, pass, cuts, lane, comp);
 }
 
 // A sorted list in the padded shared-memory tile, seen from index `base`.
@@ -926,23 +938,33 @@ cudaError_t merge_sort_allow_kway_smem() {
   return merge_sort_allow_smem(merge_sort_kway_kernel<Policy, Persistent, Key, Value, Compare>, sizeof(storage));
 }
 
+// The grids of a pass that may be skipped: at most these many blocks of the
+// cut kernel and of the persistent merge kernel (about a wave of each).
+struct kway_pass_grids {
+  std::int64_t cut_blocks = 0;
+  std::int64_t merge_blocks = 0;
+};
+
 // One k-way pass: its cut kernel, then its merge kernel (dependent launches
 // when `dependent`), both skipped on the device unless *skip_unless_zero is 0
 // (null: never skipped). `cuts` holds K entries per tile of the pass. The
-// persistent merge kernel runs `merge_blocks` blocks (at most one per tile)
-// taking tiles from *tiles_taken (zeroed).
+// persistent merge kernel takes tiles from *tiles_taken (zeroed); its grid
+// and the cut kernel's are capped by `most` (otherwise one block per tile
+// and per 256 cut lanes).
 template <typename Policy, bool Persistent, typename Key, typename Value, typename Compare>
 cudaError_t launch_kway_pass(const kway_pass_shape& shape, const Key* keys_src, Key* keys_dst, const Value* values_src,
                              Value* values_dst, std::int64_t* cuts, const unsigned* skip_unless_zero, bool dependent,
                              Compare comp, cudaStream_t stream, unsigned* tiles_taken = nullptr,
-                             std::int64_t merge_blocks = 0) {
+                             const kway_pass_grids& most = {}) {
   using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
-  const auto cut_blocks =
-      static_cast<unsigned>(ceil_div(shape.sample_slots() * Policy::merge_ways, merge_sort_partition_threads));
-  TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_cut_kernel<Policy::merge_ways, Key, Compare>, cut_blocks,
-                                         merge_sort_partition_threads, 0, stream, dependent, keys_src, shape, cuts,
-                                         skip_unless_zero, comp));
-  const std::int64_t grid = Persistent && merge_blocks < shape.tiles() ? merge_blocks : shape.tiles();
+  static_assert(merge_sort_partition_threads % Policy::merge_ways == 0, "whole groups of cut lanes per block");
+  const auto capped = [](std::int64_t blocks, std::int64_t cap) { return cap > 0 && cap < blocks ? cap : blocks; };
+  const std::int64_t cut_blocks =
+      capped(ceil_div(shape.sample_slots() * Policy::merge_ways, merge_sort_partition_threads), most.cut_blocks);
+  TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_cut_kernel<Policy::merge_ways, Key, Compare>,
+                                         static_cast<unsigned>(cut_blocks), merge_sort_partition_threads, 0, stream,
+                                         dependent, keys_src, shape, cuts, skip_unless_zero, comp));
+  const std::int64_t grid = Persistent ? capped(shape.tiles(), most.merge_blocks) : shape.tiles();
   return launch_kernel(merge_sort_kway_kernel<Policy, Persistent, Key, Value, Compare>, static_cast<unsigned>(grid),
                        Policy::merge_threads, sizeof(storage), stream, dependent, keys_src, keys_dst, values_src,
                        values_dst, cuts, shape, skip_unless_zero, tiles_taken, comp);
