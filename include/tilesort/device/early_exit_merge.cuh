@@ -131,18 +131,8 @@ struct early_exit_merge_policy {
   // (0.78x), u32 pairs 0.61x (0.73x); at 2 blocks per SM (no spill) 0.63x,
   // 0.79x and 0.75x. Not kept. The k-way shape held in registers across the
   // merge made u64 keys spill (184 bytes at 80 registers, 16 for
-  // merge_sort_kway_kernel at 64). Also tried, from 2^24 keys on:
-  // merge_sort's own k-way kernels (with its cp.async loads) launched after
-  // the passes kernel, each returning at once unless no tile looked local
-  // (GPU tests passed; H100 bench, lat, 2026-11-24). Random keys then ran at
-  // 0.96-0.97x our merge sort (u32 keys, 2^24-2^28; 0.79-0.83x with these
-  // passes) and pairs at 0.94-0.95x (0.67-0.69x), but sorted keys fell from
-  // 218 / 256 / 283 to 120 / 129 / 126 GKeys/s and nearly sorted from 86.7 /
-  // 102 / 106 to 65.3 / 72.9 / 71.5 (2^24 / 2^26 / 2^28): the skipped
-  // kernels still launch a block per tile and per cut group (about 5500
-  // k-way tiles a pass at 2^24), each waiting for the kernel before it.
-  // Reverted; kernels with a grid of about the resident blocks, striding
-  // over the tiles, would make a skipped pass cost one wave.
+  // merge_sort_kway_kernel at 64). From 2^24 keys on these passes are not
+  // used: see dense_kway_min_keys.
   static constexpr int dense_min_blocks = ValueBytes > 0 ? 3 : 4;
   // Below this many keys the passes kernel runs the dense passes itself (at
   // its 3 blocks per SM), saving the dense kernel's launch, which every
@@ -156,7 +146,22 @@ struct early_exit_merge_policy {
   // From this many keys on, random keys in a locality sort run merge_sort's
   // own k-way kernels (items of 4 bytes and more), launched after the passes
   // kernel and returning at once unless no blocksort tile looked local: 2
-  // launches per k-way pass that sorted and nearly sorted input pay too.
+  // launches per k-way pass that sorted and nearly sorted input pay too, on
+  // grids of about a wave (persistent merge kernels, cut kernels striding
+  // over their lanes). H100 bench, lat, 2026-11-24, u32 keys 2^24 / 2^26 /
+  // 2^28, GKeys/s, with the pairwise dense passes -> these: random 18.2 /
+  // 17.2 / 15.5 -> 19.9 / 19.7 / 18.3 (our merge sort 21.9 / 21.0 / 19.2,
+  // 0.83 -> 0.91-0.95x), u32 pairs 0.69 / 0.67 / 0.67 -> 0.88 / 0.92 /
+  // 0.93x; sorted 218 / 256 / 283 -> 176 / 239 / 261, nearly sorted 86.7 /
+  // 102 / 106 -> 79.1 / 97.6 / 103. A first version with a block per tile
+  // and per 256 cut lanes ran random keys at 0.96-0.97x, but sorted keys
+  // fell to 120 / 129 / 126 (nearly sorted 65.3 / 72.9 / 71.5): a skipped
+  // kernel still launched its thousands of blocks, each waiting for the
+  // kernel before it. With the merge kernels persistent but the cut kernels
+  // still a block per 256 lanes, sorted reached 175 / 214 / 225 (16384
+  // skipped cut blocks a pass at 2^28). Reading the skip counter before the
+  // wait, so that all blocks but one return at once, did not help: the cost
+  // is launching the blocks (6 skipped passes at 2^24 took 70 us either way).
   static constexpr std::int64_t dense_kway_min_keys = std::int64_t(1) << 24;
   // The passes kernel asks for the largest shared-memory carveout (less L1):
   // for pairs of 8 bytes only. H100, locality 2^24 random: u32 pairs 2487-

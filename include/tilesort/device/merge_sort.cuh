@@ -32,6 +32,9 @@
 //                   merging merge_items outputs per round; a later round
 //                   with nothing to merge, as in a last pass of fewer than
 //                   K runs, is skipped) and stores the tile coalesced.
+//      (The locality sort runs the k-way passes for random keys on grids of
+//      about a wave, so that other input skips them cheaply: persistent
+//      merge blocks taking tiles from a counter, cut lanes striding.)
 //      Pairs merge keys only, carrying each output's source index; the
 //      values are loaded into shared memory with the keys (so a tile waits
 //      for DRAM once) and stored by that index.
