@@ -141,7 +141,14 @@ struct early_exit_merge_policy {
   // of 9, two runs, own kernel against passes kernel, u32 random / nearly
   // sorted, us: 2^20 79-81 / 32-33 against 77-78 / 30-32; 2^21 132-133 /
   // 46 against 145-147 / 42-43; 2^22 223 / 72 against 230-237 / 67-71;
-  // 2^23 466 / 115 against 530-532 / 114-115.
+  // 2^23 466 / 115 against 530-532 / 114-115. Raised to 2^23 (H100 bench,
+  // lat, 2026-11-24, two alternating runs against 2^21, u32 keys, GKeys/s):
+  // 2^22 sorted 149-153 against 134-135, nearly sorted 58.2-60.3 against
+  // 56.4-57.3, but random 0.90x our merge sort against 0.95x, and 2^21
+  // random 0.86-0.88x against 0.97x (u32 pairs 0.81x against 0.86-0.87x).
+  // Kept at 2^21. (The same runs show random keys at 2^23, below
+  // dense_kway_min_keys, at 0.82-0.83x our merge sort: its pairwise passes
+  // take 10 passes where merge_sort's 4-way ones take 5.)
   static constexpr std::int64_t dense_kernel_min_keys = std::int64_t(1) << 21;
   // From this many keys on, random keys in a locality sort run merge_sort's
   // own k-way kernels (items of 4 bytes and more), launched after the passes
