@@ -94,9 +94,10 @@ if [ "${GPU_CHECK_SANITIZE:-1}" = 1 ]; then
   # idle, so running them side by side fits all three tools in the deadline.
   # The big binaries run in gtest shards. racecheck, the slowest (over 400 s
   # for the merge tests' 13 key types), gets the merge sort's u32, u64 and
-  # user-key types and its API tests. Left out everywhere: the tests that make
-  # an allocation fail on purpose (the sanitizer reports the failed
-  # cudaMallocAsync as an API error).
+  # user-key types, its API tests and the persistent k-way passes
+  # (MergeSortKway). Left out everywhere: the tests that make an allocation
+  # fail on purpose (the sanitizer reports the failed cudaMallocAsync as an
+  # API error).
   budget=$(($(left) - bench_reserve))
   if [ $budget -lt 20 ]; then
     note "sanitizer: skipped (out of time: ${budget} s left before the benchmark)"
@@ -112,7 +113,7 @@ if [ "${GPU_CHECK_SANITIZE:-1}" = 1 ]; then
         case "$tool $(basename "$t")" in
           "racecheck gpu_merge_sort")
             if [ "${GPU_CHECK_RACECHECK_ALL:-0}" = 1 ]; then shards=8; else
-              shards=4 filter="MergeSortTyped/5.*:MergeSortTyped/7.*:MergeSortTyped/12.*:MergeSort.*"; fi ;;
+              shards=4 filter="MergeSortTyped/5.*:MergeSortTyped/7.*:MergeSortTyped/12.*:MergeSort.*:MergeSortKway.*"; fi ;;
           "racecheck gpu_bitonic_sort") shards=$([ "${GPU_CHECK_RACECHECK_ALL:-0}" = 1 ] && echo 10 || echo 6) ;;
           "racecheck gpu_segmented_sort") shards=4 ;;
           "racecheck gpu_locality_sort") shards=3 ;;
