@@ -96,6 +96,13 @@ struct early_exit_merge_policy {
   using base = merge_sort_policy<KeyBytes, ValueBytes>;
   static constexpr int block_threads = 512;
   static constexpr int block_items = base::block_items;
+  // One blocksort block per SM (up to 128 registers). Tried 2 (64 registers;
+  // H100 bench, lat, 2026-11-24, two alternating runs each, locality u32
+  // keys, GKeys/s, 1 -> 2): sorted 2^22 / 2^24 135-136 / 173 -> 111-112 /
+  // 157, nearly sorted 54.3-56.0 / 77.5-77.8 -> 53.7-53.9 / 80.7-81.1,
+  // random 2^24 19.9 -> 20.4-20.5; u32 pairs nearly sorted 2^24 46.4-46.6
+  // -> 54.7, random 12.4-12.8 -> 13.5-13.6, sorted 128-130 -> 113-114. Not
+  // kept: sorted input, the case this sort is for, got slower.
   static constexpr int block_min_blocks = 1;
   static constexpr int tile_items = block_threads * block_items;  // T
   static constexpr int merge_threads = base::merge_threads;
