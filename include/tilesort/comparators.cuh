@@ -13,6 +13,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cuda/std/limits>
 #include <type_traits>
 
 #include "detail/config.cuh"
@@ -90,6 +91,13 @@ namespace detail {
 template <typename Key, typename Compare>
 inline constexpr bool equivalence_is_identity =
     std::is_integral_v<Key> && (std::is_same_v<Compare, tilesort::less> || std::is_same_v<Compare, tilesort::greater>);
+
+// Where equivalence_is_identity holds: the key no other key orders after.
+template <typename Key, typename Compare>
+TILESORT_HD constexpr Key last_key() {
+  return std::is_same_v<Compare, tilesort::greater> ? cuda::std::numeric_limits<Key>::lowest()
+                                                    : cuda::std::numeric_limits<Key>::max();
+}
 
 }  // namespace detail
 }  // namespace tilesort

@@ -3,8 +3,10 @@
 // Keys must equal std::stable_sort bitwise (user_key makes stability visible
 // for keys alone), pairs with value = source index must equal the stable
 // reference exactly, and partial tiles must hold the stably sorted valid keys
-// first and exactly the invalid inputs after them. Blocks sort several tiles
-// with one temp_storage, so reuse after a __syncthreads() is covered too.
+// first and exactly the invalid inputs after them; padded tiles (the order's
+// last key from some position on) must equal a stable sort of the whole
+// tile. Blocks sort several tiles with one temp_storage, so reuse after a
+// __syncthreads() is covered too.
 #include <tilesort/block/block_sort.cuh>
 
 #include "common/test_util.cuh"
@@ -284,6 +286,82 @@ TEST(BlockSortValidItems, LargestKeyInsideTheTile) {
                                                              tilesort::less{});
   run_largest_key_case<std::int8_t, std::uint32_t, 32, 4>(std::numeric_limits<std::int8_t>::lowest(),
                                                           tilesort::greater{});
+}
+
+// ---------------------------------------------------------------- padded tiles
+// sort_padded / sort_pairs_padded: every tile's keys from position `live` on
+// are the order's last key (the warps that hold only those skip the merging);
+// the tile must come out exactly as a stable sort of all of it, the padding
+// in place, values (= source index) included.
+template <typename Key, typename Value, int BT, int IPT, typename Compare>
+__global__ void __launch_bounds__(BT) sort_padded_tiles(Key* keys, Value* values, int tiles, int live, Compare comp) {
+  using sorter = tilesort::block_sort<Key, BT, IPT, Value>;
+  __shared__ typename sorter::temp_storage storage;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const std::size_t first = static_cast<std::size_t>(tile) * BT * IPT + threadIdx.x * IPT;
+    Key k[IPT];
+    Value v[IPT];
+#pragma unroll
+    for (int i = 0; i < IPT; ++i) {
+      k[i] = keys[first + i];
+      v[i] = values[first + i];
+    }
+    if (tile % 2 == 0) {
+      sorter(storage).sort_pairs_padded(k, v, live, comp);
+    } else {  // keys alone; the values stay as they are
+      sorter(storage).sort_padded(k, live, comp);
+    }
+#pragma unroll
+    for (int i = 0; i < IPT; ++i) {
+      keys[first + i] = k[i];
+      values[first + i] = v[i];
+    }
+    __syncthreads();  // the next tile reuses storage
+  }
+}
+
+template <typename Key, typename Value, int BT, int IPT, typename Compare>
+void run_padded(distribution d, int live, std::uint64_t seed) {
+  constexpr int tile = BT * IPT;
+  SCOPED_TRACE(std::to_string(BT) + "x" + std::to_string(IPT) + " " + tilesort_test::name(d) +
+               " live=" + std::to_string(live) + " seed=" + std::to_string(seed));
+  const int tiles = 4;
+  const std::size_t n = static_cast<std::size_t>(tiles) * tile;
+  std::vector<Key> keys = tilesort_test::make_keys<Key>(n, d, seed, Compare{});
+  const Key last = tilesort::detail::last_key<Key, Compare>();
+  for (std::size_t i = 0; i < n; ++i)
+    if (static_cast<int>(i % tile) >= live) keys[i] = last;
+  std::vector<Value> values(n);
+  for (std::size_t i = 0; i < n; ++i) values[i] = static_cast<Value>(i);
+  device_buffer<Key> d_keys(keys);
+  device_buffer<Value> d_values(values);
+  sort_padded_tiles<Key, Value, BT, IPT><<<2, BT>>>(d_keys.data(), d_values.data(), tiles, live, Compare{});
+  CUDA_ASSERT_LAUNCH();
+  const std::vector<Key> keys_out = d_keys.download();
+  const std::vector<Value> values_out = d_values.download();
+  for (int t = 0; t < tiles; ++t) {
+    const std::size_t base = static_cast<std::size_t>(t) * tile;
+    std::vector<std::size_t> order(tile);
+    for (int i = 0; i < tile; ++i) order[i] = base + i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return Compare{}(keys[a], keys[b]); });
+    for (int i = 0; i < tile; ++i) {
+      ASSERT_EQ(keys_out[base + i], keys[order[i]]) << "tile " << t << ", position " << i;
+      ASSERT_EQ(values_out[base + i], t % 2 == 0 ? values[order[i]] : values[base + i]) << "tile " << t << ", position " << i;
+    }
+  }
+}
+
+TEST(BlockSortPadded, KeysAndPairs) {
+  REQUIRE_GPU();
+  for (distribution d : {distribution::random, distribution::few_distinct, distribution::sorted}) {
+    const auto seed = fresh_seed();
+    for (int live : {0, 1, 17, 16 * 32 - 1, 16 * 32, 16 * 32 * 3 + 5, static_cast<int>(seed % 4096), 4095, 4096})
+      run_padded<std::uint32_t, std::uint32_t, 256, 16, tilesort::less>(d, live, seed + live);
+    for (int live : {0, 2, 7 * 32, 7 * 32 + 1, static_cast<int>(seed % 896), 896})
+      run_padded<std::int16_t, std::uint64_t, 128, 7, tilesort::greater>(d, live, seed + live);  // values by index
+    for (int live : {1, 100, static_cast<int>(seed % 2048), 2048})
+      run_padded<std::uint64_t, std::uint32_t, 512, 4, tilesort::less>(d, live, seed + live);
+  }
 }
 
 // ---------------------------------------------------------------- small keys, pairs

@@ -432,6 +432,28 @@ class block_sort {
     pairs<false>(keys, values, tile_items, comp, nearly);
   }
 
+  // Sort a full tile whose keys from blocked position live_items on are
+  // padding: all equivalent to each other, and no key before them ordered
+  // after them (e.g. the largest key under less, see detail::last_key). The
+  // result is sort(keys)'s, the padding staying where it is, but warps that
+  // hold only padding skip the merging (a row of 9000 keys in a 1024 x 16
+  // tile leaves 14 of 32 warps idle).
+  //   for (int i = 0; i < 16; ++i) if (t * 16 + i >= count) keys[i] = UINT_MAX;
+  //   sorter(storage).sort_padded(keys, count);
+  template <typename Compare = less>
+  TILESORT_DEVICE void sort_padded(Key (&keys)[ItemsPerThread], int live_items, Compare comp = {}) {
+    detail::no_value none[ItemsPerThread];
+    run<false, true>(keys, none, tile_items, comp, false, live_items);
+  }
+
+  // sort_padded for keys and values (the padding's values stay with it).
+  template <typename Compare = less>
+  TILESORT_DEVICE void sort_pairs_padded(Key (&keys)[ItemsPerThread], value_array_type (&values)[ItemsPerThread],
+                                         int live_items, Compare comp = {}) {
+    static_assert(!std::is_void_v<Value>, "block_sort::sort_pairs_padded needs a Value type");
+    pairs<false, true>(keys, values, tile_items, comp, false, live_items);
+  }
+
   // sort_pairs for a partial tile (see sort(keys, valid_items, comp)); the
   // values of invalid keys stay with them.
   template <typename Compare = less>
@@ -447,17 +469,16 @@ class block_sort {
 
  private:
   // A partial tile. Integer keys under less/greater have a largest key: give
-  // it to the invalid positions and sort the full tile (the faster path).
-  // Stability keeps valid keys equal to it ahead, so the invalid positions
-  // come out last and in input order, at the same blocked positions they
-  // went in: each thread puts its own invalid keys back.
+  // it to the invalid positions and sort the full tile as padded (the faster
+  // path). Stability keeps valid keys equal to it ahead, so the invalid
+  // positions come out last and in input order, at the same blocked
+  // positions they went in: each thread puts its own invalid keys back.
   template <typename Values, typename Compare>
   TILESORT_DEVICE void partial(Key (&keys)[ItemsPerThread], Values (&values)[ItemsPerThread], int valid_items,
                                Compare comp) {
     constexpr bool keys_only = std::is_same_v<Values, detail::no_value>;
     if constexpr (detail::equivalence_is_identity<Key, Compare>) {
-      const Key largest =
-          std::is_same_v<Compare, greater> ? cuda::std::numeric_limits<Key>::lowest() : cuda::std::numeric_limits<Key>::max();
+      const Key largest = detail::last_key<Key, Compare>();
       const int first = detail::linear_thread_index() * ItemsPerThread;
       Key original[ItemsPerThread];
 #pragma unroll
@@ -466,9 +487,9 @@ class block_sort {
         if (first + i >= valid_items) keys[i] = largest;
       }
       if constexpr (keys_only) {
-        run<false>(keys, values, tile_items, comp);
+        sort_padded(keys, valid_items, comp);
       } else {
-        pairs<false>(keys, values, tile_items, comp);
+        sort_pairs_padded(keys, values, valid_items, comp);
       }
 #pragma unroll
       for (int i = 0; i < ItemsPerThread; ++i) {
@@ -481,18 +502,18 @@ class block_sort {
     }
   }
 
-  template <bool Partial, typename Compare>
+  template <bool Partial, bool Trim = false, typename Compare>
   TILESORT_DEVICE void pairs(Key (&keys)[ItemsPerThread], value_array_type (&values)[ItemsPerThread], int valid_items,
-                             Compare comp, bool nearly = false) {
+                             Compare comp, bool nearly = false, int live_items = tile_items) {
     if constexpr (payload_rule::by_index) {
       const int thread = detail::linear_thread_index();
       int origin[ItemsPerThread];
 #pragma unroll
       for (int i = 0; i < ItemsPerThread; ++i) origin[i] = thread * ItemsPerThread + i;
-      run<Partial>(keys, origin, valid_items, comp, nearly);
+      run<Partial, Trim>(keys, origin, valid_items, comp, nearly, live_items);
       permute_values(thread, values, origin);
     } else {
-      run<Partial>(keys, values, valid_items, comp, nearly);
+      run<Partial, Trim>(keys, values, valid_items, comp, nearly, live_items);
     }
   }
 
@@ -519,12 +540,27 @@ class block_sort {
     }
   }
 
-  template <bool Partial, typename Payload, typename Compare>
+  // Trim: warps whose positions all lie at or past live_items (padding that
+  // ends where it starts, see sort_padded) do no sorting.
+  template <bool Partial, bool Trim = false, typename Payload, typename Compare>
   TILESORT_DEVICE void run(Key (&keys)[ItemsPerThread], Payload (&payload)[ItemsPerThread], int valid_items,
-                           Compare comp, bool nearly = false) {
+                           Compare comp, bool nearly = false, int live_items = tile_items) {
     using run_core = core_for<Payload>;
     const int thread = detail::linear_thread_index();
     auto* const slots = reinterpret_cast<typename run_core::item*>(storage_.bytes);
+    const bool idle = Trim && (thread / detail::warp_threads) * detail::warp_threads * ItemsPerThread >= live_items;
+    if (!idle) run_warp<Partial>(thread, slots, keys, payload, valid_items, comp);
+    if constexpr (!Partial && run_core::rounds > run_core::warp_rounds) {
+      if (nearly && boundary_windows(thread, keys, payload, comp)) return;
+    }
+    block_rounds<Partial>(thread, keys, payload, valid_items, comp, idle);
+  }
+
+  // The thread's own sort, then the rounds whose run pairs lie inside a warp.
+  template <bool Partial, typename Item, typename Payload, typename Compare>
+  TILESORT_DEVICE static void run_warp(int thread, Item* slots, Key (&keys)[ItemsPerThread],
+                                       Payload (&payload)[ItemsPerThread], int valid_items, Compare comp) {
+    using run_core = core_for<Payload>;
     run_core::template sort_thread<Partial>(thread, valid_items, keys, payload, comp);
 
     constexpr bool registers_only = policy::warp_shuffle_merge && !Partial && detail::is_pow2(ItemsPerThread) &&
@@ -543,10 +579,6 @@ class block_sort {
         run_core::template merge<true, Partial>(slots, thread, round, valid_items, keys, payload, comp);
       }
     }
-    if constexpr (!Partial && run_core::rounds > run_core::warp_rounds) {
-      if (nearly && boundary_windows(thread, keys, payload, comp)) return;
-    }
-    block_rounds<Partial>(thread, keys, payload, valid_items, comp);
   }
 
   // sort_nearly's step after the warp rounds (detail/block_merge_plan.cuh,
@@ -578,10 +610,11 @@ class block_sort {
 
   // Rounds whose run pairs span several warps. The first one's stores
   // overwrite only the warp's own positions, which only this warp read in the
-  // last warp round (if it used shared memory at all).
+  // last warp round (if it used shared memory at all). An idle warp stores
+  // and waits but merges nothing.
   template <bool Partial, typename Payload, typename Compare>
   TILESORT_DEVICE void block_rounds(int thread, Key (&keys)[ItemsPerThread], Payload (&payload)[ItemsPerThread],
-                                    int valid_items, Compare comp) {
+                                    int valid_items, Compare comp, bool idle = false) {
     using run_core = core_for<Payload>;
     auto* const slots = reinterpret_cast<typename run_core::item*>(storage_.bytes);
 #pragma unroll(round_unroll)
@@ -589,7 +622,7 @@ class block_sort {
       sync(round > run_core::warp_rounds);
       run_core::store(slots, thread, keys, payload);
       __syncthreads();
-      run_core::template merge<false, Partial>(slots, thread, round, valid_items, keys, payload, comp);
+      if (!idle) run_core::template merge<false, Partial>(slots, thread, round, valid_items, keys, payload, comp);
     }
   }
 

@@ -1159,8 +1159,9 @@ cudaError_t resident_blocks_per_sm(Kernel* kernel, int threads, std::size_t shar
   return error;
 }
 
-// The grid of a cooperative launch of `kernel` (threads, shared bytes):
-// every block it can keep resident, at most `cap` per SM and `limit` in all.
+// The grid of a cooperative launch of `kernel` (threads, shared bytes), or
+// of a persistent one: every block it can keep resident, at most `cap` per
+// SM and `limit` in all. Allows the kernel its shared memory first.
 template <typename Kernel>
 cudaError_t cooperative_grid(Kernel* kernel, int threads, std::size_t shared, int cap, std::int64_t limit,
                              unsigned& grid) {
@@ -1185,17 +1186,15 @@ cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffer
                                          merge_control* control, bool dependent, Compare comp, cudaStream_t stream) {
   using base = typename Policy::base;
   using storage = merge_sort_kway_storage<Key, Value, base::merge_tile_items>;
+  static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
   const kway_merge_sort_plan plan = early_exit_dense_plan<Policy>(n);
   if (plan.merge_passes > sort_stats::max_passes) return cudaErrorInvalidValue;
-  TILESORT_RETURN_IF_ERROR((merge_sort_allow_kway_smem<base, true, Key, Value, Compare>()));
-  int sms = 0, cut_per_sm = 0, merge_per_sm = 0;
-  TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
-  TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(merge_sort_cut_kernel<base::merge_ways, Key, Compare>,
-                                                  merge_sort_partition_threads, 0, INT_MAX, cut_per_sm));
-  TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(merge_sort_kway_kernel<base, true, Key, Value, Compare>,
-                                                  base::merge_threads, sizeof(storage), INT_MAX, merge_per_sm));
-  if (cut_per_sm < 1 || merge_per_sm < 1) return cudaErrorInvalidConfiguration;
-  const kway_pass_grids grids{std::int64_t(sms) * cut_per_sm, std::int64_t(sms) * merge_per_sm};
+  unsigned cut_blocks = 0, merge_blocks = 0;  // the resident blocks (cooperative_grid also allows the shared memory)
+  TILESORT_RETURN_IF_ERROR(cooperative_grid(merge_sort_cut_kernel<base::merge_ways, Key, Compare>,
+                                            merge_sort_partition_threads, 0, INT_MAX, INT_MAX, cut_blocks));
+  TILESORT_RETURN_IF_ERROR(cooperative_grid(merge_sort_kway_kernel<base, true, Key, Value, Compare>,
+                                            base::merge_threads, sizeof(storage), INT_MAX, INT_MAX, merge_blocks));
+  const kway_pass_grids grids{cut_blocks, merge_blocks};
   std::uint8_t source = blocksort_to_temp(false, plan.merge_passes) ? in_temp : in_output;
   for (int pass = 0; pass < plan.merge_passes; ++pass, source ^= 1u)
     TILESORT_RETURN_IF_ERROR((launch_kway_pass<base, true>(

@@ -36,7 +36,6 @@
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -57,7 +56,6 @@ struct locality_setup {
   std::int64_t blocks = 0;
   int passes = 0;
   kway_merge_sort_plan dense;  // merge_sort's k-way passes for random keys (merge_passes 0: not these)
-  std::int64_t dense_tiles = 0;  // tiles of its largest pass
   early_exit_layout layout;
   std::size_t total_bytes = 0;
   explicit locality_setup(std::int64_t count) : n(count < 0 ? 0 : count) {
@@ -67,12 +65,8 @@ struct locality_setup {
     // keys when one tile holds everything.
     const std::size_t after_control = align_temp(sizeof(merge_control));
     const std::int64_t buffered = passes > 0 ? n : 0;
-    if (early_exit_dense_kway<policy>(n)) {
-      dense = early_exit_dense_plan<policy>(n);
-      for (int pass = 0; pass < dense.merge_passes; ++pass)
-        dense_tiles = std::max(dense_tiles, dense.pass_shape(pass).tiles());
-    }
-    const auto cut_bytes = static_cast<std::size_t>(dense_tiles * dense.ways) * sizeof(std::int64_t);
+    if (early_exit_dense_kway<policy>(n)) dense = early_exit_dense_plan<policy>(n);
+    const auto cut_bytes = static_cast<std::size_t>(dense.partition_count()) * sizeof(std::int64_t);
     total_bytes = plan_early_exit_layout<policy>(layout, after_control, buffered, blocks, sizeof(Key),
                                                  early_exit_has_values<Value> ? sizeof(Value) : 0, cut_bytes);
   }
@@ -91,9 +85,9 @@ cudaError_t locality_sort_run(void* d_temp, std::size_t& temp_bytes, const Key* 
   TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, early_exit_has_values<Value>, n));
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, setup.total_bytes));
   using policy = typename locality_setup<Key, Value>::policy;
-  // Blocksort and job grids are 32-bit; positions stay far from 2^63.
+  // Blocksort, job and k-way tile indices are 32-bit; positions stay far from 2^63.
   if (setup.blocks > (std::int64_t(1) << 31) / early_exit_tiling<policy>::merge_tiles_per_block ||
-      setup.dense_tiles > INT_MAX)
+      setup.dense.partition_count() / setup.dense.ways > INT_MAX)
     return cudaErrorInvalidValue;
   char* base = static_cast<char*>(d_temp);
   auto* control = reinterpret_cast<merge_control*>(base);
