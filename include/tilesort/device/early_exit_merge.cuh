@@ -105,6 +105,20 @@ struct early_exit_merge_policy {
   // kept: sorted input, the case this sort is for, got slower.
   static constexpr int block_min_blocks = 1;
   static constexpr int tile_items = block_threads * block_items;  // T
+  // The same tile as 1024 x half the items (early_exit_wide_blocksort, 63 /
+  // 64 registers for u32 keys / pairs against 115 / 128, no spill), for
+  // 4-byte keys with at most 4-byte values, except where merge_sort's k-way
+  // passes may follow (a locality sort from dense_kway_min_keys on). H100
+  // bench, lat, 2026-11-25, two alternating runs, locality with 512 x 16 ->
+  // 1024 x 8 at every size, GKeys/s: u32 nearly sorted 2^21 / 2^22 / 2^23 /
+  // 2^24 / 2^26 42-43 / 56-57 / 71-73 / 77-78 / 97 -> 44-49 / 62-64 / 78 /
+  // 83 / 100-101 (2^22: 2.62-2.72x CUB -> 3.03-3.09x), u32 pairs 2^22 32 ->
+  // 34-36; sorted within 2% either way; random 2^21 / 2^22 0.98 / 0.95x our
+  // merge sort -> 1.04 / 0.96x, but 2^24 / 2^26 0.91 / 0.94x -> 0.90 /
+  // 0.92x (the blocksort of random tiles before the k-way passes), so from
+  // 2^24 on the locality sort keeps 512 x 16. Long segments of the
+  // segmented sort (Pareto, one segment, mean 10000): within 1%.
+  static constexpr bool wide_blocksort = KeyBytes == 4 && ValueBytes <= 4;
   static constexpr int merge_threads = base::merge_threads;
   static constexpr int merge_items = base::merge_items;
   static constexpr int merge_tile_items = base::merge_tile_items;  // M
@@ -196,6 +210,14 @@ struct early_exit_merge_policy {
 };
 
 namespace detail {
+
+// The early-exit blocksort's wide shape (early_exit_merge_policy::wide_blocksort).
+template <typename Policy>
+struct early_exit_wide_blocksort : Policy {
+  static constexpr int block_threads = 2 * Policy::block_threads;
+  static constexpr int block_items = Policy::block_items / 2;
+  static_assert(block_threads * block_items == Policy::tile_items, "the same tile");
+};
 
 extern __shared__ __align__(16) unsigned char early_exit_smem[];
 
@@ -1217,13 +1239,20 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   std::uint8_t* locations = reinterpret_cast<std::uint8_t*>(base + layout.locations_offset);
   merge_job* jobs = reinterpret_cast<merge_job*>(base + layout.jobs_offset);
 
-  {
-    using shared = early_exit_blocksort_shared<Policy, Key, Value>;
-    auto* kernel = early_exit_blocksort_kernel<Policy, Key, Value, Compare>;
+  const auto blocksort = [&](auto shape) {
+    using blocksort_policy = decltype(shape);
+    using shared = early_exit_blocksort_shared<blocksort_policy, Key, Value>;
+    auto* kernel = early_exit_blocksort_kernel<blocksort_policy, Key, Value, Compare>;
     TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared::bytes));
-    kernel<<<static_cast<unsigned>(layout.blocks), Policy::block_threads, shared::bytes, stream>>>(
+    kernel<<<static_cast<unsigned>(layout.blocks), blocksort_policy::block_threads, shared::bytes, stream>>>(
         keys_in, values_in, buffers, list, locations, control, comp);
-    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+    return cudaGetLastError();
+  };
+  if constexpr (Policy::wide_blocksort) {
+    const bool kway_may_follow = list.segments == nullptr && early_exit_dense_kway<Policy>(list.n);
+    TILESORT_RETURN_IF_ERROR(kway_may_follow ? blocksort(Policy{}) : blocksort(early_exit_wide_blocksort<Policy>{}));
+  } else {
+    TILESORT_RETURN_IF_ERROR(blocksort(Policy{}));
   }
   if (passes == 0) return cudaSuccess;  // every tile was written to keys_out
 
