@@ -323,6 +323,31 @@ TEST(LocalitySort, Statistics) {
   cudaFreeHost(stats);
 }
 
+// From dense_kernel_min_keys keys on (2^23 for keys alone, 2^21 for pairs),
+// random keys take the dense passes kernel of their own rather than the
+// passes kernel's call: every pass merges every key.
+TEST(LocalitySort, RandomKeysTakeTheDenseKernel) {
+  REQUIRE_GPU();
+  if (small_run()) GTEST_SKIP() << "large case skipped in the small run";
+  using policy_pairs = tilesort::detail::early_exit_policy_for<u32, u32>;
+  static_assert(policy_u32::dense_kernel_min_keys < policy_u32::dense_kway_min_keys);
+  static_assert(policy_pairs::dense_kernel_min_keys < policy_pairs::dense_kway_min_keys);
+  tilesort::sort_stats* stats = nullptr;
+  CUDA_ASSERT(cudaMallocHost(&stats, sizeof *stats));
+  run_options o;
+  o.stats = stats;
+  const std::int64_t n = policy_u32::dense_kernel_min_keys + 12345;
+  check_keys(make_keys<u32>(n, distribution::random, fresh_seed()), tilesort::less{}, o);
+  const int passes = tilesort::detail::merge_passes_for(n, policy_u32::tile_items);
+  EXPECT_EQ(passes, stats->merge_passes);
+  for (int p = 0; p < passes; ++p) EXPECT_EQ(n, stats->pass[p].merged_keys) << "pass " << p;
+  EXPECT_EQ(0, stats->final_copy_tiles);
+  o.in_place = true;
+  check_pairs(make_keys<u32>(policy_pairs::dense_kernel_min_keys + 777, distribution::random, fresh_seed()),
+              tilesort::less{}, o);
+  cudaFreeHost(stats);
+}
+
 // From dense_kway_min_keys keys on, random keys take merge_sort's k-way
 // kernels (launched after the passes kernel, each returning at once unless no
 // blocksort tile looked local); nearly sorted input at that size skips them.

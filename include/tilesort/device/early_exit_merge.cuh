@@ -167,10 +167,17 @@ struct early_exit_merge_policy {
   // 2^22 sorted 149-153 against 134-135, nearly sorted 58.2-60.3 against
   // 56.4-57.3, but random 0.90x our merge sort against 0.95x, and 2^21
   // random 0.86-0.88x against 0.97x (u32 pairs 0.81x against 0.86-0.87x).
-  // Kept at 2^21. (The same runs show random keys at 2^23, below
+  // Kept at 2^21 then. (The same runs show random keys at 2^23, below
   // dense_kway_min_keys, at 0.82-0.83x our merge sort: its pairwise passes
-  // take 10 passes where merge_sort's 4-way ones take 5.)
-  static constexpr std::int64_t dense_kernel_min_keys = std::int64_t(1) << 21;
+  // take 10 passes where merge_sort's 4-way ones take 5.) With the 1024 x 8
+  // blocksort (wide_blocksort) random keys had room: 2^23 for keys alone
+  // (H100 bench, lat, 2026-11-25, three alternating runs, 2^21 -> 2^23,
+  // GKeys/s): u32 nearly sorted 2^21 / 2^22 2.74-2.85 / 2.96-3.01x CUB ->
+  // 2.98-3.06 / 3.04-3.17x, sorted 78-91 / 130-138 -> 101-119 / 134-151,
+  // random 1.04 / 0.96-0.97x our merge sort -> 0.93-0.94 / 0.91-0.92x; u32
+  // pairs random 0.90-0.91 / 0.79 -> 0.83-0.84 / 0.70-0.71x (nearly sorted
+  // 2.59-2.61 / 3.65-3.72x -> 2.71-2.76 / 3.75-3.81x), so pairs keep 2^21.
+  static constexpr std::int64_t dense_kernel_min_keys = std::int64_t(1) << (ValueBytes > 0 ? 21 : 23);
   // From this many keys on, random keys in a locality sort run merge_sort's
   // own k-way kernels (items of 4 bytes and more), launched after the passes
   // kernel and returning at once unless no blocksort tile looked local: 2
@@ -505,6 +512,31 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
     if ((Full || first + i + 1 < valid) && comp(keys[i + 1], keys[i])) ordered = false;
   const Key previous = shuffle_from(keys[items - 1], lane - 1);
   if (lane == 31) warp_last[warp] = keys[items - 1];
+  // A full tile sorted out of place: a warp whose keys are in order (each
+  // lane's and lane to lane; the boundary with the warp before is checked
+  // below) stores them to keys_out now, from its transpose region, which
+  // still holds them as loaded. An in-order tile is local, so keys_out is
+  // where it goes, and it is not written again below; any other tile's
+  // sorted keys, or the passes, overwrite what was stored early. H100 bench,
+  // lat, 2026-11-25, three alternating runs without -> with, locality sorted
+  // out of place, GKeys/s: u32 2^22 / 2^24 / 2^26 136-147 / 169-171 / 233-236
+  // -> 146-162 / 181-187 / 259-265, u32 pairs 91-94 / 125-126 / 159-163 ->
+  // 98-102 / 130-133 / 167-168; nearly sorted, random and in place within
+  // 2%; long segments of the segmented sort within the run-to-run spread.
+  const bool early_keys = Full && buffers.keys(in_output) != keys_in;
+  const bool early_values = Full && pairs && buffers.values(in_output) != values_in;
+  if (early_keys || early_values) {
+    const bool thread_in_order = ordered && (lane == 0 || !comp(keys[0], previous));
+    if (__all_sync(0xffffffffu, thread_in_order)) {
+      const std::int64_t at = state.begin + warp_offset;
+      if (early_keys)
+        transpose::template store_striped<true>(storage.transpose.keys[warp], 0, buffers.keys(in_output) + at, lane);
+      if constexpr (pairs)
+        if (early_values)
+          transpose::template store_striped<true>(storage.transpose.values[warp], 0, buffers.values(in_output) + at,
+                                                  lane);
+    }
+  }
   // Locality sample: this key against the one 16 threads later, in input order.
   const Key later = shuffle_from(keys[0], lane + 16);
   const bool sampled = lane < 16 && (Full || first + 16 * items < valid);
@@ -535,10 +567,11 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
   Key* keys_dst = buffers.keys(location) + begin;
   Value* values_dst = nullptr;
   if constexpr (pairs) values_dst = buffers.values(location) + begin;
-  // An in-order tile sorted in place is already where it belongs.
-  const bool store_keys = !(in_order && keys_dst == keys_in + begin);
+  // An in-order tile sorted in place is already where it belongs; out of
+  // place, its warps stored it early.
+  const bool store_keys = !(in_order && (keys_dst == keys_in + begin || early_keys));
   bool store_values = false;
-  if constexpr (pairs) store_values = !(in_order && values_dst == values_in + begin);
+  if constexpr (pairs) store_values = !(in_order && (values_dst == values_in + begin || early_values));
   Key* key_region = storage.transpose.keys[warp];
   Value* value_region = storage.transpose.values[warp];
   if (store_keys) transpose::write_blocked(key_region, lane, keys);
