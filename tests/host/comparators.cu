@@ -1,4 +1,5 @@
-// Host tests for tilesort::less / greater: NaN last, -0.0 == +0.0, all types.
+// Host tests for tilesort::less / greater: NaN last, -0.0 == +0.0, all types;
+// detail::last_key, the padding key of block_sort::sort_padded.
 #include <tilesort/comparators.cuh>
 
 #include <cmath>
@@ -54,6 +55,31 @@ TEST(Comparators, IntegersUseOperatorLess) {
   EXPECT_TRUE(tilesort::greater{}(std::uint64_t(5), std::uint64_t(2)));
   EXPECT_TRUE((tilesort::detail::equivalence_is_identity<int, tilesort::less>));
   EXPECT_FALSE((tilesort::detail::equivalence_is_identity<float, tilesort::less>));
+}
+
+// detail::last_key (the padding of block_sort::sort_padded): no key of the
+// type orders after it, under less or greater.
+template <typename T, typename Compare>
+void expect_last_key(std::uint64_t seed) {
+  const T last = tilesort::detail::last_key<T, Compare>();
+  for (T key : tilesort_test::make_keys<T>(1000, tilesort_test::distribution::random, seed)) {
+    EXPECT_FALSE(Compare{}(last, key)) << +key;
+  }
+  const T extremes[] = {std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max(), T(0)};
+  for (T key : extremes) EXPECT_FALSE(Compare{}(last, key)) << +key;
+}
+
+TEST(Comparators, LastKeyOrdersAfterEveryKey) {
+  const auto seed = tilesort_test::fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  EXPECT_EQ(std::numeric_limits<std::uint32_t>::max(), (tilesort::detail::last_key<std::uint32_t, tilesort::less>()));
+  EXPECT_EQ(std::numeric_limits<std::int16_t>::lowest(), (tilesort::detail::last_key<std::int16_t, tilesort::greater>()));
+  expect_last_key<std::uint32_t, tilesort::less>(seed);
+  expect_last_key<std::uint32_t, tilesort::greater>(seed);
+  expect_last_key<std::int8_t, tilesort::less>(seed);
+  expect_last_key<std::int16_t, tilesort::greater>(seed);
+  expect_last_key<std::int64_t, tilesort::less>(seed);
+  expect_last_key<std::uint64_t, tilesort::greater>(seed);
 }
 
 }  // namespace
