@@ -1271,6 +1271,12 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   char* base = static_cast<char*>(temp);
   std::uint8_t* locations = reinterpret_cast<std::uint8_t*>(base + layout.locations_offset);
   merge_job* jobs = reinterpret_cast<merge_job*>(base + layout.jobs_offset);
+  // One segment (locality sort): the dense passes, for random keys.
+  static_assert(Policy::dense_kernel_min_keys <= Policy::dense_kway_min_keys, "the k-way passes follow the own kernel");
+  const dense_passes dense = list.segments != nullptr                    ? dense_passes::none
+                             : list.n < Policy::dense_kernel_min_keys   ? dense_passes::in_passes_kernel
+                             : early_exit_dense_kway<Policy>(list.n) ? dense_passes::kway_kernels
+                                                                        : dense_passes::own_kernel;
 
   const auto blocksort = [&](auto shape) {
     using blocksort_policy = decltype(shape);
@@ -1281,9 +1287,9 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
         keys_in, values_in, buffers, list, locations, control, comp);
     return cudaGetLastError();
   };
-  if constexpr (Policy::wide_blocksort) {
-    const bool kway_may_follow = list.segments == nullptr && early_exit_dense_kway<Policy>(list.n);
-    TILESORT_RETURN_IF_ERROR(kway_may_follow ? blocksort(Policy{}) : blocksort(early_exit_wide_blocksort<Policy>{}));
+  if constexpr (Policy::wide_blocksort) {  // not where merge_sort's k-way passes may follow
+    TILESORT_RETURN_IF_ERROR(dense == dense_passes::kway_kernels ? blocksort(Policy{})
+                                                                 : blocksort(early_exit_wide_blocksort<Policy>{}));
   } else {
     TILESORT_RETURN_IF_ERROR(blocksort(Policy{}));
   }
@@ -1302,11 +1308,6 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   // become resident while the blocksort's last wave runs.
   bool dependent = false;
   TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
-  // One segment (locality sort): the dense passes, for random keys.
-  const dense_passes dense = list.segments != nullptr                    ? dense_passes::none
-                             : list.n < Policy::dense_kernel_min_keys   ? dense_passes::in_passes_kernel
-                             : early_exit_dense_kway<Policy>(list.n) ? dense_passes::kway_kernels
-                                                                        : dense_passes::own_kernel;
   TILESORT_RETURN_IF_ERROR(launch_cooperative_kernel(kernel, grid, Policy::merge_threads, sizeof(storage_type),
                                                      stream, dependent, buffers, list, locations, layout.tiles,
                                                      jobs, passes, dense, control, comp));
