@@ -200,7 +200,16 @@ struct merge_sort_policy {
   //   average. The cut searches run one lane per run and sample: groups of
   //   lanes searching together (as partition_ways) fetched more and took
   //   longer (4-way cut kernel at 2^24 u32: 12.6 us with 1 lane, 42 with 2,
-  //   46 with 8).
+  //   46 with 8). Also slower: a warp's 32 / K consecutive samples of one run
+  //   searching whole runs only at its first and last sample, the samples
+  //   between searching between those two counts (a fraction of the loads,
+  //   but two searches one after the other). H100 bench, lat, 2026-11-25,
+  //   three alternating runs, against CUB: u32 keys 2^20 / 2^22 1.10 / 1.05x
+  //   -> 0.99-1.00 / 1.01x, u64 keys 2^20 1.22 -> 1.13x, u32 pairs 2^20 1.09
+  //   -> 1.02-1.04x; 2^24 and 2^26 within 1%. Under ncu (2026-11-25) the
+  //   cut kernel of 2^24 u32 keys takes 12.8-17.9 us a pass (91 of 775 us
+  //   over the sort; blocksort 195, 4-way merges 86 a pass, 59 for the last,
+  //   2-way one): its searches wait on memory latency.
   // * merge_ways = 8 for 8-byte keys without values, with T = 4096 (H100
   //   probe, 2026-11-24, gpu timing, median of 9, against CUB in the same
   //   run, 2^20 .. 2^26 one power of two apart): u64 keys K=4 1.28 / 1.21 /
