@@ -598,14 +598,28 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
   }
 }
 
+// The passes of a list of one segment (a locality sort), worked out on the
+// host: the blocksort's blocks would each repeat their 64-bit divisions
+// before loading their tile (thread 0, the rest of the block waiting), the
+// k-way plan's from 2^24 keys on. H100 bench, lat, 2026-11-25, three
+// alternating runs, GKeys/s, locality u32 keys sorted 2^24 / 2^26 / 2^28:
+// 187-190 / 258-262 / 293-298 -> 192-194 / 276-280 / 317-319 (in place 204-
+// 207 / 301-322 / 385-388 -> 215-219 / 355-361 / 428-435), nearly sorted
+// 77-79 / 97 / 103 -> 80 / 100-101 / 107, u32 pairs sorted in place 2^28
+// 303-313 -> 350-355; random and below 2^24 within the run-to-run spread.
+struct early_exit_list_passes {
+  int needed = 0;  // pairwise passes of the whole list (merge_passes_for)
+  int random = 0;  // flips of the passes random keys run: merge_sort's k-way ones or those
+};
+
 // One block per blocksort entry (the grid is the host's bound on them).
 // keys_in may be keys_out: a block reads its whole tile before the barrier
 // that precedes its first write, and no other block touches the tile.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_blocks)
     early_exit_blocksort_kernel(const Key* keys_in, const Value* values_in, merge_buffers<Key, Value> buffers,
-                                merge_segment_list list, std::uint8_t* locations, merge_control* control,
-                                Compare comp) {
+                                merge_segment_list list, early_exit_list_passes list_passes, std::uint8_t* locations,
+                                merge_control* control, Compare comp) {
   allow_next_kernel();  // the passes kernel waits for this grid to finish
   using tiling = early_exit_tiling<Policy>;
   __shared__ early_exit_tile_state state;
@@ -616,11 +630,12 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
     state.begin = tiling::block_begin(segment, block);
     const std::int64_t left = segment.end - state.begin;
     state.valid = static_cast<int>(left < Policy::tile_items ? left : Policy::tile_items);
-    const int passes = merge_passes_for(segment.end - segment.begin, Policy::tile_items);
+    const bool one_segment = list.segments == nullptr;
+    const int passes =
+        one_segment ? list_passes.needed : merge_passes_for(segment.end - segment.begin, Policy::tile_items);
     // A tile that does not look local goes where the passes that random keys
-    // run leave it in keys_out: merge_sort's k-way passes, or pairwise ones.
-    const bool kway = list.segments == nullptr && early_exit_dense_kway<Policy>(list.n);
-    state.passes = kway ? early_exit_dense_plan<Policy>(list.n).merge_passes : passes;
+    // run leave it in keys_out (segmented sort: its segment's passes).
+    state.passes = one_segment ? list_passes.random : passes;
     state.locations = locations + block * tiling::merge_tiles_per_block;
     state.follows_tile = state.begin > segment.begin;
     if (block == segment.first_block) atomicMax(&control->needed_passes, static_cast<unsigned>(passes));
@@ -1278,13 +1293,17 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
                              : early_exit_dense_kway<Policy>(list.n) ? dense_passes::kway_kernels
                                                                         : dense_passes::own_kernel;
 
+  // A locality sort's passes (`passes` is merge_passes_for(n) there).
+  early_exit_list_passes list_passes{passes, passes};
+  if (dense == dense_passes::kway_kernels) list_passes.random = early_exit_dense_plan<Policy>(list.n).merge_passes;
+
   const auto blocksort = [&](auto shape) {
     using blocksort_policy = decltype(shape);
     using shared = early_exit_blocksort_shared<blocksort_policy, Key, Value>;
     auto* kernel = early_exit_blocksort_kernel<blocksort_policy, Key, Value, Compare>;
     TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared::bytes));
     kernel<<<static_cast<unsigned>(layout.blocks), blocksort_policy::block_threads, shared::bytes, stream>>>(
-        keys_in, values_in, buffers, list, locations, control, comp);
+        keys_in, values_in, buffers, list, list_passes, locations, control, comp);
     return cudaGetLastError();
   };
   if constexpr (Policy::wide_blocksort) {  // not where merge_sort's k-way passes may follow
