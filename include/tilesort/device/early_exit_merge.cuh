@@ -197,6 +197,22 @@ struct early_exit_merge_policy {
   // skipped cut blocks a pass at 2^28). Reading the skip counter before the
   // wait, so that all blocks but one return at once, did not help: the cost
   // is launching the blocks (6 skipped passes at 2^24 took 70 us either way).
+  // Also tried (H100 bench, lat, 2026-11-25, two runs against these
+  // kernels): all the k-way passes in one cooperative launch of resident
+  // blocks (per pass the cut lanes, a grid barrier, the tiles from a
+  // counter, a grid barrier; the pass shapes a __grid_constant__ parameter;
+  // one block per SM fewer than merge_sort's, which left no spill), so that
+  // sorted input skips one launch instead of two a pass: u32 keys sorted
+  // 2^24 / 2^26 193 / 279 -> 231-236 / 302-305, nearly sorted 80 / 100 ->
+  // 87 / 102-104, u32 pairs sorted 129-133 / 169 -> 146-152 / 173-178, but
+  // random keys 20.0 / 19.9 -> 19.1 / 19.0 (0.87x our merge sort at 2^24:
+  // the 2 grid barriers a pass cost what the launches did not) and pairs
+  // 13.0 / 12.9 -> 12.3 / 12.2. With merge_sort's blocks per SM it spilled
+  // (random 2^24 18.5). From dense_kernel_min_keys on instead of 2^24: u32
+  // pairs random 2^22 / 2^23 10.4 / 9.85 -> 11.5 / 12.5 (0.88 / 0.91x our
+  // merge sort), u32 keys 2^23 18.1 -> 18.9, but nearly sorted pairs 2^21-
+  // 2^23 7-14% slower and u32 keys 2^23 8% (the 512 x 16 blocksort). Not
+  // kept: random keys from 2^24 on would miss their target.
   static constexpr std::int64_t dense_kway_min_keys = std::int64_t(1) << 24;
   // The passes kernel asks for the largest shared-memory carveout (less L1):
   // for pairs of 8 bytes only. H100, locality 2^24 random: u32 pairs 2487-
