@@ -324,12 +324,16 @@ TEST(LocalitySort, Statistics) {
 }
 
 // From dense_kernel_min_keys keys on (2^23 for keys alone, 2^21 for pairs),
-// random keys take the dense passes kernel of their own rather than the
-// passes kernel's call: every pass merges every key.
+// random keys take merge_sort's k-way passes in one cooperative kernel (items
+// of 4 bytes and more; nearly sorted input skips it) or the pairwise dense
+// kernel (1- and 2-byte keys): every pass merges every key.
 TEST(LocalitySort, RandomKeysTakeTheDenseKernel) {
   REQUIRE_GPU();
   if (small_run()) GTEST_SKIP() << "large case skipped in the small run";
+  using tilesort::detail::dense_passes;
+  using tilesort::detail::early_exit_dense_choice;
   using policy_pairs = tilesort::detail::early_exit_policy_for<u32, u32>;
+  using policy_u16 = tilesort::detail::early_exit_policy_for<std::uint16_t, tilesort::detail::no_value>;
   static_assert(policy_u32::dense_kernel_min_keys < policy_u32::dense_kway_min_keys);
   static_assert(policy_pairs::dense_kernel_min_keys < policy_pairs::dense_kway_min_keys);
   tilesort::sort_stats* stats = nullptr;
@@ -337,14 +341,26 @@ TEST(LocalitySort, RandomKeysTakeTheDenseKernel) {
   run_options o;
   o.stats = stats;
   const std::int64_t n = policy_u32::dense_kernel_min_keys + 12345;
+  ASSERT_EQ(dense_passes::kway_kernel, early_exit_dense_choice<policy_u32>(true, n));
+  const auto plan = tilesort::detail::early_exit_dense_plan<policy_u32>(n);
+  ASSERT_GT(plan.merge_passes, 0);
   check_keys(make_keys<u32>(n, distribution::random, fresh_seed()), tilesort::less{}, o);
-  const int passes = tilesort::detail::merge_passes_for(n, policy_u32::tile_items);
-  EXPECT_EQ(passes, stats->merge_passes);
-  for (int p = 0; p < passes; ++p) EXPECT_EQ(n, stats->pass[p].merged_keys) << "pass " << p;
+  EXPECT_EQ(plan.merge_passes, stats->merge_passes);
+  for (int p = 0; p < plan.merge_passes; ++p) EXPECT_EQ(n, stats->pass[p].merged_keys) << "pass " << p;
   EXPECT_EQ(0, stats->final_copy_tiles);
+  check_keys(make_local<u32>(n, local::plus_64, fresh_seed()), tilesort::less{}, o);
+  EXPECT_EQ(0, stats->pass[0].merge_tiles);  // windows sorted it: the k-way kernel returned at once
   o.in_place = true;
-  check_pairs(make_keys<u32>(policy_pairs::dense_kernel_min_keys + 777, distribution::random, fresh_seed()),
-              tilesort::less{}, o);
+  const std::int64_t pairs_n = policy_pairs::dense_kernel_min_keys + 777;
+  ASSERT_EQ(dense_passes::kway_kernel, early_exit_dense_choice<policy_pairs>(true, pairs_n));
+  check_pairs(make_keys<u32>(pairs_n, distribution::random, fresh_seed()), tilesort::less{}, o);
+  const std::int64_t n16 = policy_u16::dense_kernel_min_keys + 4321;
+  ASSERT_EQ(dense_passes::own_kernel, early_exit_dense_choice<policy_u16>(true, n16));
+  o.in_place = false;
+  check_keys(make_keys<std::uint16_t>(n16, distribution::random, fresh_seed()), tilesort::less{}, o);
+  const int passes = tilesort::detail::merge_passes_for(n16, policy_u16::tile_items);
+  EXPECT_EQ(passes, stats->merge_passes);
+  for (int p = 0; p < passes; ++p) EXPECT_EQ(n16, stats->pass[p].merged_keys) << "pass " << p;
   cudaFreeHost(stats);
 }
 

@@ -29,15 +29,16 @@
 //      final copy    tiles left in the temp buffer move to keys_out.
 //   3. dense passes  locality sort only: when no blocksort tile looked local
 //                    (random keys), the passes kernel returns at once and
-//                    this cooperative launch runs merge_sort's pairwise
-//                    passes instead (every tile merged, every pass);
-//                    otherwise it returns at once. Below
-//                    dense_kernel_min_keys the passes kernel runs them
-//                    itself, and this launch is not made; from
-//                    dense_kway_min_keys on (items of 4 bytes and more)
-//                    merge_sort's own k-way kernels run them instead, two
-//                    launches per k-way pass, each returning at once
-//                    unless the keys are random.
+//                    this cooperative launch runs merge_sort's passes
+//                    instead (every tile merged, every pass): its k-way
+//                    passes for items of 4 bytes and more, its pairwise
+//                    ones for smaller keys; otherwise it returns at once.
+//                    Below dense_kernel_min_keys the passes kernel runs
+//                    merge_sort's pairwise passes itself, and this launch
+//                    is not made; from dense_kway_min_keys on (items of 4
+//                    bytes and more) merge_sort's own k-way kernels run
+//                    them instead, two launches per k-way pass, each
+//                    returning at once unless the keys are random.
 // 2 launches (3 in a locality sort of dense_kernel_min_keys keys or more, 2 +
 // 2 per k-way pass from dense_kway_min_keys on); no
 // host synchronisation, graph-capturable. Bytes moved:
@@ -211,9 +212,22 @@ struct early_exit_merge_policy {
   // (random 2^24 18.5). From dense_kernel_min_keys on instead of 2^24: u32
   // pairs random 2^22 / 2^23 10.4 / 9.85 -> 11.5 / 12.5 (0.88 / 0.91x our
   // merge sort), u32 keys 2^23 18.1 -> 18.9, but nearly sorted pairs 2^21-
-  // 2^23 7-14% slower and u32 keys 2^23 8% (the 512 x 16 blocksort). Not
-  // kept: random keys from 2^24 on would miss their target.
+  // 2^23 7-14% slower and u32 keys 2^23 8% (the 512 x 16 blocksort). So
+  // from 2^24 on these kernels stay (random keys would miss their target),
+  // and from dense_kernel_min_keys up to 2^24, where the pairwise dense
+  // kernel's launch was paid anyway, the one launch replaces it with the
+  // 1024 x 8 blocksort kept (dense_passes::kway_kernel). H100 bench, lat,
+  // 2026-11-25, three alternating runs against the pairwise dense kernel,
+  // GKeys/s: u32 pairs random 2^21 / 2^22 / 2^23 10.3-10.4 / 10.3-10.4 /
+  // 9.9 -> 11.3-11.4 / 11.6 / 12.2-12.3 (0.99 / 0.89 / 0.89x our merge sort;
+  // 0.91x in the run before), u32 keys random 2^23 18.0-18.1 -> 18.8; nearly
+  // sorted within 1%, sorted pairs 2-3% slower (with the passes kernel's
+  // carveout; 4-7% without it).
   static constexpr std::int64_t dense_kway_min_keys = std::int64_t(1) << 24;
+  // Blocks per SM of the one-launch k-way dense passes (dense_kernel_min_keys
+  // up to dense_kway_min_keys, items of 4 bytes and more): one fewer than
+  // merge_sort's k-way kernels, which leaves the pass loop no spill.
+  static constexpr int dense_kway_min_blocks = base::merge_min_blocks - 1;
   // The passes kernel asks for the largest shared-memory carveout (less L1):
   // for pairs of 8 bytes only. H100, locality 2^24 random: u32 pairs 2487-
   // 2490 us against 2668-2671 without; u32 keys 1173-1178 against 1034-1039
@@ -253,11 +267,26 @@ using early_exit_policy_for = early_exit_merge_policy<sizeof(Key), early_exit_ha
 template <typename Policy>
 using early_exit_tiling = merge_tiling<Policy::tile_items, Policy::merge_tile_items>;
 
+// Where the dense passes (random keys in a locality sort) run: nowhere
+// (segmented sort), in the passes kernel, in a pairwise kernel of their own
+// after it, as merge_sort's k-way passes in one cooperative kernel, or as
+// merge_sort's k-way kernels.
+enum class dense_passes : int { none, in_passes_kernel, own_kernel, kway_kernel, kway_kernels };
+
+template <typename Policy>
+TILESORT_HD constexpr dense_passes early_exit_dense_choice(bool one_segment, std::int64_t n) {
+  if (!one_segment) return dense_passes::none;
+  if (n < Policy::dense_kernel_min_keys) return dense_passes::in_passes_kernel;
+  if (Policy::base::merge_ways == 2) return dense_passes::own_kernel;
+  return n < Policy::dense_kway_min_keys ? dense_passes::kway_kernel : dense_passes::kway_kernels;
+}
+
 // Whether random keys in a locality sort of n keys take merge_sort's k-way
-// kernels (dense_kway_min_keys), and their passes from this policy's tiles.
+// passes (either form), and their passes from this policy's tiles.
 template <typename Policy>
 TILESORT_HD constexpr bool early_exit_dense_kway(std::int64_t n) {
-  return Policy::base::merge_ways > 2 && n >= Policy::dense_kway_min_keys;
+  const dense_passes dense = early_exit_dense_choice<Policy>(true, n);
+  return dense == dense_passes::kway_kernel || dense == dense_passes::kway_kernels;
 }
 template <typename Policy>
 TILESORT_HD constexpr kway_merge_sort_plan early_exit_dense_plan(std::int64_t n) {
@@ -1051,10 +1080,6 @@ __device__ __noinline__ void early_exit_dense_passes_call(const merge_buffers<Ke
   early_exit_dense_passes<Policy>(buffers, n, passes, control, comp);
 }
 
-// Where the dense passes run: nowhere (segmented sort), in the passes kernel,
-// in a kernel of their own after it, or as merge_sort's k-way kernels.
-enum class dense_passes : int { none, in_passes_kernel, own_kernel, kway_kernels };
-
 // The dense passes' own kernel: returns at once unless the keys are random.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads, Policy::dense_min_blocks)
@@ -1063,6 +1088,53 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::dense_min_block
   wait_for_previous_kernel();  // the passes kernel, and through it the blocksort
   if (control->local_tiles != 0) return;
   early_exit_dense_passes<Policy>(buffers, n, passes, control, comp);
+}
+
+// The phases of early_exit_dense_kway_kernel, functions of their own so that
+// the pass loop's registers do not add to theirs.
+template <int Ways, typename Key, typename Compare>
+__device__ __noinline__ void early_exit_dense_cuts(const Key* keys, const kway_pass_shape& pass, std::int64_t* cuts,
+                                                   Compare comp) {
+  merge_sort_cut_lanes<Ways>(keys, pass, cuts, comp);
+}
+template <typename Policy, typename Key, typename Value, typename Compare>
+__device__ __noinline__ void early_exit_dense_merges(const Key* keys_src, Key* keys_dst, const Value* values_src,
+                                                     Value* values_dst, const std::int64_t* cuts,
+                                                     const kway_pass_shape& pass, unsigned* tiles_taken,
+                                                     Compare comp) {
+  using storage_type = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
+  auto& storage = *reinterpret_cast<storage_type*>(early_exit_smem);
+  merge_sort_kway_tiles<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, tiles_taken, comp);
+}
+
+// The shapes of the k-way dense passes, a kernel parameter (read from the
+// constant bank like merge_sort's per-pass shapes, not held in registers).
+struct early_exit_kway_shapes {
+  int passes = 0;
+  kway_pass_shape pass[sort_stats::max_passes];
+};
+
+// merge_sort's k-way passes in one cooperative launch of resident blocks
+// (below dense_kway_min_keys): returns at once unless the keys are random;
+// per pass, the cut lanes strided over the grid, a grid barrier, the tiles
+// taken in turn (merge_sort_kway_tiles), a grid barrier.
+template <typename Policy, typename Key, typename Value, typename Compare>
+__global__ void __launch_bounds__(Policy::base::merge_threads, Policy::dense_kway_min_blocks)
+    early_exit_dense_kway_kernel(merge_buffers<Key, Value> buffers, const __grid_constant__ early_exit_kway_shapes shapes,
+                                 std::int64_t* cuts, merge_control* control, Compare comp) {
+  using base = typename Policy::base;
+  wait_for_previous_kernel();  // the passes kernel, and through it the blocksort
+  if (control->local_tiles != 0) return;
+  grid_barrier barrier{&control->barrier_arrivals};  // the passes kernel returned before its barriers
+  std::uint8_t source = blocksort_to_temp(false, shapes.passes) ? in_temp : in_output;
+  for (int pass = 0; pass < shapes.passes; ++pass, source ^= 1u) {
+    const kway_pass_shape& shape = shapes.pass[pass];
+    early_exit_dense_cuts<base::merge_ways>(buffers.keys(source), shape, cuts, comp);
+    barrier.sync();
+    early_exit_dense_merges<base>(buffers.keys(source), buffers.keys(source ^ 1u), buffers.values(source),
+                                  buffers.values(source ^ 1u), cuts, shape, &control->kway_tiles_taken[pass], comp);
+    barrier.sync();
+  }
 }
 
 // ------------------------------------------------------------------ passes
@@ -1290,6 +1362,31 @@ cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffer
   return cudaSuccess;
 }
 
+// The same passes in one cooperative launch (early_exit_dense_kway_kernel),
+// below dense_kway_min_keys.
+template <typename Policy, typename Key, typename Value, typename Compare>
+cudaError_t launch_early_exit_dense_kway_kernel(const merge_buffers<Key, Value>& buffers, std::int64_t n,
+                                                merge_job* jobs, merge_control* control, bool dependent, Compare comp,
+                                                cudaStream_t stream) {
+  using base = typename Policy::base;
+  using storage = merge_sort_kway_storage<Key, Value, base::merge_tile_items>;
+  static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
+  const kway_merge_sort_plan plan = early_exit_dense_plan<Policy>(n);
+  if (plan.merge_passes > sort_stats::max_passes) return cudaErrorInvalidValue;
+  early_exit_kway_shapes shapes;
+  shapes.passes = plan.merge_passes;
+  for (int p = 0; p < plan.merge_passes; ++p) shapes.pass[p] = plan.pass_shape(p);
+  auto* kernel = early_exit_dense_kway_kernel<Policy, Key, Value, Compare>;
+  if constexpr (Policy::merge_prefers_shared)  // as the passes kernel before it
+    TILESORT_RETURN_IF_ERROR(
+        set_kernel_attribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  unsigned grid = 0;
+  TILESORT_RETURN_IF_ERROR(
+      cooperative_grid(kernel, base::merge_threads, sizeof(storage), Policy::dense_kway_min_blocks, INT_MAX, grid));
+  return launch_cooperative_kernel(kernel, grid, base::merge_threads, sizeof(storage), stream, dependent, buffers,
+                                   shapes, reinterpret_cast<std::int64_t*>(jobs), control, comp);
+}
+
 // Blocksort, then the passes kernel: boundary windows, up to `passes` merge
 // passes and the final copy of the segments in `list` (at most layout.blocks
 // blocksort entries). `control` is zeroed.
@@ -1304,14 +1401,12 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   merge_job* jobs = reinterpret_cast<merge_job*>(base + layout.jobs_offset);
   // One segment (locality sort): the dense passes, for random keys.
   static_assert(Policy::dense_kernel_min_keys <= Policy::dense_kway_min_keys, "the k-way passes follow the own kernel");
-  const dense_passes dense = list.segments != nullptr                    ? dense_passes::none
-                             : list.n < Policy::dense_kernel_min_keys   ? dense_passes::in_passes_kernel
-                             : early_exit_dense_kway<Policy>(list.n) ? dense_passes::kway_kernels
-                                                                        : dense_passes::own_kernel;
+  const dense_passes dense = early_exit_dense_choice<Policy>(list.segments == nullptr, list.n);
 
   // A locality sort's passes (`passes` is merge_passes_for(n) there).
   early_exit_list_passes list_passes{passes, passes};
-  if (dense == dense_passes::kway_kernels) list_passes.random = early_exit_dense_plan<Policy>(list.n).merge_passes;
+  if (dense == dense_passes::kway_kernel || dense == dense_passes::kway_kernels)
+    list_passes.random = early_exit_dense_plan<Policy>(list.n).merge_passes;
 
   const auto blocksort = [&](auto shape) {
     using blocksort_policy = decltype(shape);
@@ -1349,15 +1444,19 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   if constexpr (Policy::base::merge_ways > 2) {
     if (dense == dense_passes::kway_kernels) return launch_early_exit_dense_kway<Policy>(buffers, list.n, jobs, control,
                                                                                         dependent, comp, stream);
+    if (dense == dense_passes::kway_kernel)
+      return launch_early_exit_dense_kway_kernel<Policy>(buffers, list.n, jobs, control, dependent, comp, stream);
   }
-  if (dense != dense_passes::own_kernel) return cudaSuccess;
-
-  auto* dense_kernel = early_exit_dense_passes_kernel<Policy, Key, Value, Compare>;
-  TILESORT_RETURN_IF_ERROR(cooperative_grid(dense_kernel, Policy::merge_threads, sizeof(storage_type),
-                                            Policy::dense_min_blocks,
-                                            ceil_div(list.n, std::int64_t(Policy::merge_tile_items)), grid));
-  return launch_cooperative_kernel(dense_kernel, grid, Policy::merge_threads, sizeof(storage_type), stream, dependent,
-                                   buffers, list.n, passes, control, comp);
+  if constexpr (Policy::base::merge_ways == 2) {  // the only items that take the own kernel
+    if (dense != dense_passes::own_kernel) return cudaSuccess;
+    auto* dense_kernel = early_exit_dense_passes_kernel<Policy, Key, Value, Compare>;
+    TILESORT_RETURN_IF_ERROR(cooperative_grid(dense_kernel, Policy::merge_threads, sizeof(storage_type),
+                                              Policy::dense_min_blocks,
+                                              ceil_div(list.n, std::int64_t(Policy::merge_tile_items)), grid));
+    return launch_cooperative_kernel(dense_kernel, grid, Policy::merge_threads, sizeof(storage_type), stream,
+                                     dependent, buffers, list.n, passes, control, comp);
+  }
+  return cudaSuccess;
 }
 
 }  // namespace detail

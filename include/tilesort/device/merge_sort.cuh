@@ -635,15 +635,21 @@ TILESORT_DEVICE void merge_sort_cut_lane(const Key* keys, const kway_pass_shape&
 // a device counter that must be 0 for the kernel to run (the locality sort's
 // count of blocksort tiles that looked local).
 template <int Ways, typename Key, typename Compare>
+TILESORT_DEVICE void merge_sort_cut_lanes(const Key* keys, const kway_pass_shape& pass, std::int64_t* cuts,
+                                          Compare comp) {
+  const std::int64_t lanes = pass.sample_slots() * Ways;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t lane = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; lane < lanes; lane += stride)
+    merge_sort_cut_lane<Ways>(keys, pass, cuts, lane, comp);
+}
+
+template <int Ways, typename Key, typename Compare>
 __global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std::int64_t* cuts,
                                       const unsigned* skip_unless_zero, Compare comp) {
   allow_next_kernel();
   wait_for_previous_kernel();  // keys are the previous kernel's output
   if (skip_unless_zero != nullptr && *skip_unless_zero != 0) return;
-  const std::int64_t lanes = pass.sample_slots() * Ways;
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t lane = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; lane < lanes; lane += stride)
-    merge_sort_cut_lane<Ways>(keys, pass, cuts, lane, comp);
+  merge_sort_cut_lanes<Ways>(keys, pass, cuts, comp);
 }
 
 // A sorted list in the padded shared-memory tile, seen from index `base`.
@@ -884,6 +890,28 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
   }
 }
 
+// The tiles of a k-way pass taken in turn by a grid of resident blocks: tile
+// blockIdx.x first, then the grid's next from *tiles_taken (zeroed), fetched
+// while the block merges.
+template <typename Policy, typename Key, typename Value, typename Compare>
+TILESORT_DEVICE void merge_sort_kway_tiles(merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>& storage,
+                                           const Key* keys_src, Key* keys_dst, const Value* values_src,
+                                           Value* values_dst, const std::int64_t* cuts, const kway_pass_shape& pass,
+                                           unsigned* tiles_taken, Compare comp) {
+  __shared__ unsigned next_tile;
+  const auto tiles = static_cast<unsigned>(pass.tiles());
+  unsigned tile = blockIdx.x;
+  while (tile < tiles) {
+    unsigned following = 0;
+    if (threadIdx.x == 0) following = atomicAdd(tiles_taken, 1u) + gridDim.x;  // in flight during the merge
+    merge_sort_kway_tile<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, tile, comp);
+    __syncthreads();  // every thread is done with shared memory and with next_tile
+    if (threadIdx.x == 0) next_tile = following;
+    __syncthreads();
+    tile = next_tile;
+  }
+}
+
 // A k-way pass's merge kernel: one block per tile, or (`Persistent`, for a
 // pass that may be skipped: `skip_unless_zero` as merge_sort_cut_kernel's)
 // about the resident blocks, each taking tile after tile from a counter
@@ -908,18 +936,7 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
   if (skip_unless_zero != nullptr && *skip_unless_zero != 0) return;
   auto& storage = *reinterpret_cast<storage_type*>(merge_sort_smem);
   if constexpr (Persistent) {
-    __shared__ unsigned next_tile;
-    const auto tiles = static_cast<unsigned>(pass.tiles());
-    unsigned tile = blockIdx.x;
-    while (tile < tiles) {
-      unsigned following = 0;
-      if (threadIdx.x == 0) following = atomicAdd(tiles_taken, 1u) + gridDim.x;  // in flight during the merge
-      merge_sort_kway_tile<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, tile, comp);
-      __syncthreads();  // every thread is done with shared memory and with next_tile
-      if (threadIdx.x == 0) next_tile = following;
-      __syncthreads();
-      tile = next_tile;
-    }
+    merge_sort_kway_tiles<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, tiles_taken, comp);
   } else {
     merge_sort_kway_tile<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, blockIdx.x, comp);
   }
