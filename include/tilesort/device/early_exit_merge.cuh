@@ -281,12 +281,16 @@ TILESORT_HD constexpr dense_passes early_exit_dense_choice(bool one_segment, std
   return n < Policy::dense_kway_min_keys ? dense_passes::kway_kernel : dense_passes::kway_kernels;
 }
 
+// Whether the dense passes are merge_sort's k-way passes (either form).
+TILESORT_HD constexpr bool takes_kway_passes(dense_passes dense) {
+  return dense == dense_passes::kway_kernel || dense == dense_passes::kway_kernels;
+}
+
 // Whether random keys in a locality sort of n keys take merge_sort's k-way
-// passes (either form), and their passes from this policy's tiles.
+// passes, and their passes from this policy's tiles.
 template <typename Policy>
 TILESORT_HD constexpr bool early_exit_dense_kway(std::int64_t n) {
-  const dense_passes dense = early_exit_dense_choice<Policy>(true, n);
-  return dense == dense_passes::kway_kernel || dense == dense_passes::kway_kernels;
+  return takes_kway_passes(early_exit_dense_choice<Policy>(true, n));
 }
 template <typename Policy>
 TILESORT_HD constexpr kway_merge_sort_plan early_exit_dense_plan(std::int64_t n) {
@@ -1340,13 +1344,12 @@ cudaError_t cooperative_grid(Kernel* kernel, int threads, std::size_t shared, in
 // waves. Their cuts lie where the jobs would (no job is queued when they
 // run).
 template <typename Policy, typename Key, typename Value, typename Compare>
-cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffers, std::int64_t n, merge_job* jobs,
-                                         merge_control* control, bool dependent, Compare comp, cudaStream_t stream) {
+cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffers, const kway_merge_sort_plan& plan,
+                                         merge_job* jobs, merge_control* control, bool dependent, Compare comp,
+                                         cudaStream_t stream) {
   using base = typename Policy::base;
   using storage = merge_sort_kway_storage<Key, Value, base::merge_tile_items>;
   static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-  const kway_merge_sort_plan plan = early_exit_dense_plan<Policy>(n);
-  if (plan.merge_passes > sort_stats::max_passes) return cudaErrorInvalidValue;
   unsigned cut_blocks = 0, merge_blocks = 0;  // the resident blocks (cooperative_grid also allows the shared memory)
   TILESORT_RETURN_IF_ERROR(cooperative_grid(merge_sort_cut_kernel<base::merge_ways, Key, Compare>,
                                             merge_sort_partition_threads, 0, INT_MAX, INT_MAX, cut_blocks));
@@ -1365,14 +1368,13 @@ cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffer
 // The same passes in one cooperative launch (early_exit_dense_kway_kernel),
 // below dense_kway_min_keys.
 template <typename Policy, typename Key, typename Value, typename Compare>
-cudaError_t launch_early_exit_dense_kway_kernel(const merge_buffers<Key, Value>& buffers, std::int64_t n,
-                                                merge_job* jobs, merge_control* control, bool dependent, Compare comp,
+cudaError_t launch_early_exit_dense_kway_kernel(const merge_buffers<Key, Value>& buffers,
+                                                const kway_merge_sort_plan& plan, merge_job* jobs,
+                                                merge_control* control, bool dependent, Compare comp,
                                                 cudaStream_t stream) {
   using base = typename Policy::base;
   using storage = merge_sort_kway_storage<Key, Value, base::merge_tile_items>;
   static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-  const kway_merge_sort_plan plan = early_exit_dense_plan<Policy>(n);
-  if (plan.merge_passes > sort_stats::max_passes) return cudaErrorInvalidValue;
   early_exit_kway_shapes shapes;
   shapes.passes = plan.merge_passes;
   for (int p = 0; p < plan.merge_passes; ++p) shapes.pass[p] = plan.pass_shape(p);
@@ -1403,10 +1405,12 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   static_assert(Policy::dense_kernel_min_keys <= Policy::dense_kway_min_keys, "the k-way passes follow the own kernel");
   const dense_passes dense = early_exit_dense_choice<Policy>(list.segments == nullptr, list.n);
 
+  // The k-way dense passes' plan (merge_passes 0: not these), worked out once.
+  const kway_merge_sort_plan kway =
+      takes_kway_passes(dense) ? early_exit_dense_plan<Policy>(list.n) : kway_merge_sort_plan{};
+  if (kway.merge_passes > sort_stats::max_passes) return cudaErrorInvalidValue;
   // A locality sort's passes (`passes` is merge_passes_for(n) there).
-  early_exit_list_passes list_passes{passes, passes};
-  if (dense == dense_passes::kway_kernel || dense == dense_passes::kway_kernels)
-    list_passes.random = early_exit_dense_plan<Policy>(list.n).merge_passes;
+  const early_exit_list_passes list_passes{passes, takes_kway_passes(dense) ? kway.merge_passes : passes};
 
   const auto blocksort = [&](auto shape) {
     using blocksort_policy = decltype(shape);
@@ -1442,10 +1446,10 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
                                                      stream, dependent, buffers, list, locations, layout.tiles,
                                                      jobs, passes, dense, control, comp));
   if constexpr (Policy::base::merge_ways > 2) {
-    if (dense == dense_passes::kway_kernels) return launch_early_exit_dense_kway<Policy>(buffers, list.n, jobs, control,
-                                                                                        dependent, comp, stream);
+    if (dense == dense_passes::kway_kernels)
+      return launch_early_exit_dense_kway<Policy>(buffers, kway, jobs, control, dependent, comp, stream);
     if (dense == dense_passes::kway_kernel)
-      return launch_early_exit_dense_kway_kernel<Policy>(buffers, list.n, jobs, control, dependent, comp, stream);
+      return launch_early_exit_dense_kway_kernel<Policy>(buffers, kway, jobs, control, dependent, comp, stream);
   }
   if constexpr (Policy::base::merge_ways == 2) {  // the only items that take the own kernel
     if (dense != dense_passes::own_kernel) return cudaSuccess;
