@@ -4,7 +4,7 @@
 #   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real
 #   ninja -C build-gpu && scripts/pack-prebuilt.sh        # or BUILD_DIR=build-ci (CI's build: sm_90 + PTX)
 #   device run: carry ["third_party/prebuilt"],
-#     command "GPU_CHECK_PREBUILT=third_party/prebuilt/tests.tar.xz bash scripts/gpu-check.sh"
+#     command "GPU_CHECK_PREBUILT=third_party/prebuilt/tests.tar.xz bash scripts/gpu-check.sh tests"
 # The archive must stay under the device tool's 64 MiB carry limit: host
 # symbols are stripped and the host tests (CI runs them) left out.
 # -DCMAKE_CUDA_ARCHITECTURES=90-real packs to about 38 MB; a 90 build (sm_90 +
