@@ -10,7 +10,7 @@
 #   scripts/gpu-check.sh all                    every phase in turn (no time limit of its own)
 #
 # The parts that cover everything: sanitize memcheck, sanitize synccheck,
-# sanitize racecheck 1/3, 2/3 and 3/3. Each phase ends with a summary that
+# sanitize racecheck 1/4 to 4/4. Each phase ends with a summary that
 # says what it checked and, plainly, what it did not (a sanitizer job cut off
 # by the deadline is "NOT CHECKED"). Full logs and the benchmark JSON go to
 # $OUT (the device tool brings them back).
@@ -116,7 +116,7 @@ run_tests() {
 shards_of() {  # shards_of TOOL BINARY
   case "$1 $2" in
     "racecheck gpu_merge_sort") echo 12 ;;
-    "racecheck gpu_bitonic_sort") echo 10 ;;
+    "racecheck gpu_bitonic_sort") echo 20 ;;
     "racecheck gpu_segmented_sort") echo 6 ;;
     "racecheck gpu_"*) echo 3 ;;
     *" gpu_merge_sort") echo 3 ;;
