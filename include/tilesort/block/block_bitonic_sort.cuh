@@ -22,14 +22,6 @@
 // and every layout with its window at bit 5 or above are free of bank
 // conflicts (tests/host/bitonic_plan.cu checks it); windows below bit 5 occur
 // for R < 5 and cost at most 2-way conflicts in those rounds.
-//
-//   __global__ void sort_rows(int* data) {     // 256 keys per block
-//     using sorter = tilesort::block_bitonic_sort<int, 256>;
-//     __shared__ sorter::temp_storage storage;
-//     int key = data[blockIdx.x * 256 + threadIdx.x];
-//     sorter(storage).sort(key);                 // ascending; sort(key, tilesort::greater{}) descends
-//     data[blockIdx.x * 256 + threadIdx.x] = key;
-//   }
 #pragma once
 
 #include <type_traits>
@@ -54,9 +46,24 @@ struct uninitialized_array {
 
 }  // namespace detail
 
-// One key (and optionally one value) per thread; BlockThreads from 1 to 1024,
-// not necessarily a power of two. The caller must __syncthreads() before it
-// reuses `temp_storage` for something else.
+/// Bitonic sort of one key (and optionally one value) per thread, in
+/// caller-owned shared memory; not stable. BlockThreads from 1 to 1024, not
+/// necessarily a power of two; thread i ends with rank i. The caller must
+/// __syncthreads() before it reuses `temp_storage` for something else.
+///
+/// @tparam Key          key type
+/// @tparam BlockThreads threads of the block (one key each)
+/// @tparam Value        payload type, or void for keys alone
+///
+/// @code
+/// __global__ void sort_rows(int* data) {     // 256 keys per block
+///   using sorter = tilesort::block_bitonic_sort<int, 256>;
+///   __shared__ sorter::temp_storage storage;
+///   int key = data[blockIdx.x * 256 + threadIdx.x];
+///   sorter(storage).sort(key);                 // ascending; sort(key, tilesort::greater{}) descends
+///   data[blockIdx.x * 256 + threadIdx.x] = key;
+/// }
+/// @endcode
 //
 // Shared-memory banks: in each stage a warp's active lanes read slots i and
 // partner(i), where partner flips the same low bits for every lane. Within a
@@ -71,34 +78,47 @@ class block_bitonic_sort {
   using value_type = std::conditional_t<has_values, Value, detail::no_value>;
 
  public:
+  /// Shared memory for one sort, put in __shared__ by the caller.
   struct temp_storage {
-    detail::uninitialized_array<Key, BlockThreads> keys;
-    detail::uninitialized_array<value_type, has_values ? BlockThreads : 1> values;
+    detail::uninitialized_array<Key, BlockThreads> keys;                       ///< one key per thread
+    detail::uninitialized_array<value_type, has_values ? BlockThreads : 1> values;  ///< one value per thread
   };
 
+  /// Binds the sorter to the caller's shared memory.
+  /// @param storage shared memory that the sort may use until it returns
   __device__ explicit block_bitonic_sort(temp_storage& storage) : storage_(storage) {}
 
-  // Sort the block's BlockThreads keys; thread i receives rank i.
+  /// Sorts the block's BlockThreads keys; thread i receives rank i.
+  /// @param key  this thread's key, replaced by rank threadIdx.x
+  /// @param comp strict weak order
   template <typename Compare = less>
   __device__ void sort(Key& key, Compare comp = {}) {
     value_type value{};
     network(key, value, BlockThreads, comp);
   }
 
-  // Sort the keys of threads [0, valid_items); the other threads get their own
-  // key back (they are virtual +infinity and never compared).
+  /// Sorts the keys of threads [0, valid_items); the other threads get their
+  /// own key back (they are virtual +infinity and never compared).
+  /// @code
+  /// sorter(storage).sort(key, row_length);
+  /// @endcode
   template <typename Compare = less>
   __device__ void sort(Key& key, int valid_items, Compare comp = {}) {
     value_type value{};
     network(key, value, valid_items, comp);
   }
 
-  // Keys with payloads (Value must not be void); not stable.
+  /// Sorts keys with payloads (Value must not be void); not stable.
+  /// @code
+  /// tilesort::block_bitonic_sort<float, 128, int>(storage).sort_pairs(key, index);
+  /// @endcode
   template <typename Compare = less>
   __device__ void sort_pairs(Key& key, value_type& value, Compare comp = {}) {
     static_assert(has_values, "sort_pairs needs a Value type");
     network(key, value, BlockThreads, comp);
   }
+  /// sort_pairs() of the pairs of threads [0, valid_items); the other threads
+  /// keep their own pair.
   template <typename Compare = less>
   __device__ void sort_pairs(Key& key, value_type& value, int valid_items, Compare comp = {}) {
     static_assert(has_values, "sort_pairs needs a Value type");
@@ -175,7 +195,11 @@ using int_constant = std::integral_constant<int, I>;
 // f(int_constant<I>{}) for I = First, First + Step, ... while I <= Last (Step
 // > 0) or I >= Last (Step < 0). The programs below are written with it rather
 // than with unrolled loops, so that every layout and register index is a
-// compile-time constant whatever the unroller's size limits.
+// compile-time constant whatever the unroller's size limits. Its execution
+// space is its callable's: host code passes host lambdas (device/bitonic_sort.cuh),
+// so the host/device call check is off (else nvcc warns #20013 on
+// --extended-lambda without --expt-relaxed-constexpr).
+#pragma nv_exec_check_disable
 template <int First, int Last, int Step, typename F>
 TILESORT_HD void static_for(const F& f) {
   if constexpr (Step > 0 ? First <= Last : First >= Last) {
@@ -621,8 +645,7 @@ struct bitonic_tile {
 
   // sort() of all G merges with the warp network for merges 1 .. R+5 (device
   // only). All G, not ceil(log2(valid)): the padding makes the extra merges
-  // move nothing, and the constant count measured faster (n = 1024: 4.8
-  // against 5.2 us of GPU time).
+  // move nothing, and a constant count is faster (docs/tuning/bitonic_sort.md).
 #pragma nv_exec_check_disable
   template <typename Exec, typename Compare>
   TILESORT_HD static void sort_warp_first(const Exec& ex, temp_storage& storage, int valid, Compare comp) {
