@@ -347,13 +347,19 @@ inline constexpr bool is_comparator_argument = !std::is_arithmetic_v<Compare>;
 /// (blocked arrangement in and out: lane i ends with ranks [i*IPT, (i+1)*IPT)).
 /// Not stable. All 32 lanes of the warp must call it together.
 ///
-///   __global__ void sort_tiles(std::uint32_t* data) {    // 32 threads per warp
-///     const int base = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
-///     std::uint32_t keys[4];
-///     for (int i = 0; i < 4; ++i) keys[i] = data[base + i];
-///     tilesort::warp_sort(keys);                         // 128 keys per warp
-///     for (int i = 0; i < 4; ++i) data[base + i] = keys[i];
-///   }
+/// @tparam LogicalWarpThreads lanes per independent sort (a power of two, at most 32)
+/// @param keys this lane's ItemsPerThread keys
+/// @param comp strict weak order
+///
+/// @code
+/// __global__ void sort_tiles(std::uint32_t* data) {    // 32 threads per warp
+///   const int base = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+///   std::uint32_t keys[4];
+///   for (int i = 0; i < 4; ++i) keys[i] = data[base + i];
+///   tilesort::warp_sort(keys);                         // 128 keys per warp
+///   for (int i = 0; i < 4; ++i) data[base + i] = keys[i];
+/// }
+/// @endcode
 ///
 /// `tilesort::warp_sort<8>(keys, tilesort::greater{})` sorts four independent
 /// 8-lane groups of 32 keys each, descending.
@@ -373,11 +379,13 @@ TILESORT_DEVICE void warp_sort(Key (&keys)[ItemsPerThread], Compare comp = {}) {
 /// moves) or >= the tile (a full sort); it must be equal on the lanes of one
 /// logical warp and may differ between logical warps. Not stable.
 ///
-///   std::uint32_t keys[4];                        // lane's items of a ragged tile
-///   const int valid = min(n - tile_base, 128);
-///   for (int i = 0; i < 4; ++i) if (lane * 4 + i < valid) keys[i] = in[tile_base + lane * 4 + i];
-///   tilesort::warp_sort(keys, valid);
-///   for (int i = 0; i < 4; ++i) if (lane * 4 + i < valid) out[tile_base + lane * 4 + i] = keys[i];
+/// @code
+/// std::uint32_t keys[4];                        // lane's items of a ragged tile
+/// const int valid = min(n - tile_base, 128);
+/// for (int i = 0; i < 4; ++i) if (lane * 4 + i < valid) keys[i] = in[tile_base + lane * 4 + i];
+/// tilesort::warp_sort(keys, valid);
+/// for (int i = 0; i < 4; ++i) if (lane * 4 + i < valid) out[tile_base + lane * 4 + i] = keys[i];
+/// @endcode
 template <int LogicalWarpThreads = 32, typename Key, int ItemsPerThread, typename Compare = less>
 TILESORT_DEVICE void warp_sort(Key (&keys)[ItemsPerThread], int valid_items, Compare comp = {}) {
   detail::no_value values[ItemsPerThread];
@@ -390,11 +398,13 @@ TILESORT_DEVICE void warp_sort(Key (&keys)[ItemsPerThread], int valid_items, Com
 /// order (pass the original index as the value, or a (key, index) key, when
 /// that matters).
 ///
-///   float keys[8];
-///   std::uint32_t ids[8];
-///   ...
-///   tilesort::warp_sort_pairs(keys, ids);                  // 256 pairs per warp
-///   tilesort::warp_sort_pairs<16>(keys, ids, tilesort::greater{});  // 2 x 128
+/// @code
+/// float keys[8];
+/// std::uint32_t ids[8];
+/// ...
+/// tilesort::warp_sort_pairs(keys, ids);                  // 256 pairs per warp
+/// tilesort::warp_sort_pairs<16>(keys, ids, tilesort::greater{});  // 2 x 128
+/// @endcode
 template <int LogicalWarpThreads = 32, typename Key, typename Value, int ItemsPerThread, typename Compare = less>
 TILESORT_DEVICE void warp_sort_pairs(Key (&keys)[ItemsPerThread], Value (&values)[ItemsPerThread], Compare comp = {}) {
   static_assert(detail::is_comparator_argument<Compare>,
@@ -406,7 +416,9 @@ TILESORT_DEVICE void warp_sort_pairs(Key (&keys)[ItemsPerThread], Value (&values
 /// the pairs past it keep their slots (see the keys-only valid_items
 /// overload for the rules).
 ///
-///   tilesort::warp_sort_pairs<8>(keys, values, segment_length);  // one segment per 8 lanes
+/// @code
+/// tilesort::warp_sort_pairs<8>(keys, values, segment_length);  // one segment per 8 lanes
+/// @endcode
 template <int LogicalWarpThreads = 32, typename Key, typename Value, int ItemsPerThread, typename Compare = less>
 TILESORT_DEVICE void warp_sort_pairs(Key (&keys)[ItemsPerThread], Value (&values)[ItemsPerThread], int valid_items,
                                      Compare comp = {}) {
