@@ -21,8 +21,8 @@ flag_sets=(
   "--extended-lambda --expt-relaxed-constexpr"
   "-Xcompiler -Wall,-Wextra --expt-relaxed-constexpr"
 )
-# nvcc: "<file>(<line>): warning #<n>-D: ..."; the host compiler: "<file>:<line>:<col>: warning: ...".
-ours="include/tilesort/[^ ]*\.cuh(\([0-9]+\)|:[0-9]+:[0-9]+): warning"
+# nvcc: "<file>(<line>): warning #<n>-D: ..."; the host compiler: "<file>:<line>[:<col>]: warning: ...".
+ours="include/tilesort/[^ ]*\.cuh(\([0-9]+\)|:[0-9]+(:[0-9]+)?): warning"
 
 mkdir -p "$out"
 compile() {  # index, flags
@@ -48,7 +48,7 @@ for i in "${!flag_sets[@]}"; do
     "$([ "$rc" -ne 0 ] && echo "  COMPILE FAILED (rc $rc)")"
   if [ "$rc" -ne 0 ] || [ "$mine" -ne 0 ]; then
     failed=1
-    grep -E "$ours|error" "$log" | sed "s#$root/##" | sort | uniq -c | sort -rn | head -20
+    grep -E "$ours|: error|\): error" "$log" | sed "s#$root/##" | sort | uniq -c | sort -rn | head -20
   fi
 done
 if [ "$failed" -ne 0 ]; then

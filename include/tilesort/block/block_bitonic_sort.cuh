@@ -293,11 +293,11 @@ struct bitonic_tile {
       using L = layout_of<Window, Reflect>;
       const typename L::thread_parts parts(t);
       if (parts.plain >= valid && (Reflect == 0 || parts.mirrored >= valid)) return;
-#pragma unroll
+      TILESORT_UNROLL
       for (int p = Top; p >= Low; --p) {
         if (p < stop) continue;
         const int j = p - Window;
-#pragma unroll
+        TILESORT_UNROLL
         for (int k = 0; k < Items; ++k) {
           if ((k >> j) & 1) continue;
           const int k2 = k | (1 << j);
@@ -320,19 +320,19 @@ struct bitonic_tile {
     Compare comp;
     TILESORT_HD void operator()(registers& r, int t) const {
       if ((t << item_log) >= valid) return;  // all padding
-#pragma unroll
+      TILESORT_UNROLL
       for (int m = 1; m <= item_log; ++m) {
         if (m > merges) continue;
-#pragma unroll
+        TILESORT_UNROLL
         for (int k = 0; k < Items; ++k) {
           const int k2 = k ^ ((1 << m) - 1);
           if (k2 <= k) continue;
           compare_exchange(r.keys[k], r.keys[k2], r.values[k], r.values[k2], comp);
         }
-#pragma unroll
+        TILESORT_UNROLL
         for (int p = item_log - 2; p >= 0; --p) {
           if (p > m - 2) continue;
-#pragma unroll
+          TILESORT_UNROLL
           for (int k = 0; k < Items; ++k) {
             const int k2 = k | (1 << p);
             if (k2 == k) continue;
@@ -357,7 +357,7 @@ struct bitonic_tile {
       Key best = storage->keys[bitonic_padded(Threads, key_row_log)];
       // (opaque(): recomputed, not the loads' predicates kept alive.)
       const int room = opaque(valid - parts.plain), room_mirrored = opaque(valid - parts.mirrored);
-#pragma unroll
+      TILESORT_UNROLL
       for (int k = 0; k < Items; ++k)
         if (L::part(k) < (L::mirrored(k) ? room_mirrored : room) && comp(best, r.keys[k])) best = r.keys[k];
       storage->keys[bitonic_padded(t, key_row_log)] = best;
@@ -384,7 +384,7 @@ struct bitonic_tile {
       const typename L::thread_parts parts(t);
       const Key max = storage->keys[bitonic_padded(0, key_row_log)];
       const int room = opaque(valid - parts.plain), room_mirrored = opaque(valid - parts.mirrored);
-#pragma unroll
+      TILESORT_UNROLL
       for (int k = 0; k < Items; ++k)
         if (L::part(k) >= (L::mirrored(k) ? room_mirrored : room)) r.keys[k] = max;
     }
@@ -398,7 +398,7 @@ struct bitonic_tile {
     TILESORT_HD void operator()(registers& r, int t) const {
       using L = layout_of<Window, Reflect>;
       const typename L::thread_parts parts(t);
-#pragma unroll
+      TILESORT_UNROLL
       for (int k = 0; k < Items; ++k) {
         const int tp = parts.of(k);
         storage->keys[bitonic_padded(tp, key_row_log) + bitonic_padded(L::part(k), key_row_log)] = r.keys[k];
@@ -414,7 +414,7 @@ struct bitonic_tile {
     TILESORT_HD void operator()(registers& r, int t) const {
       using L = layout_of<Window, Reflect>;
       const typename L::thread_parts parts(t);
-#pragma unroll
+      TILESORT_UNROLL
       for (int k = 0; k < Items; ++k) {
         const int tp = parts.of(k);
         r.keys[k] = storage->keys[bitonic_padded(tp, key_row_log) + bitonic_padded(L::part(k), key_row_log)];
@@ -434,7 +434,7 @@ struct bitonic_tile {
       // A partial tile reads its last key again for the slots past `valid`
       // (pad_with_max overwrites them): no predicates to keep alive.
       const int last = valid - 1;
-#pragma unroll
+      TILESORT_UNROLL
       for (int i = 0; i < Items; ++i) {
         const int e = min_int(t + i * Threads, last);
         storage->keys[bitonic_padded(t, key_row_log) + bitonic_padded(i * Threads, key_row_log)] = keys[e];
@@ -451,7 +451,7 @@ struct bitonic_tile {
     int valid;
     TILESORT_HD void operator()(registers&, int t) const {
       const int room = opaque(valid - t);
-#pragma unroll
+      TILESORT_UNROLL
       for (int i = 0; i < Items; ++i) {
         const int e = t + i * Threads;
         if (i * Threads >= room) continue;
@@ -489,7 +489,7 @@ struct bitonic_tile {
     TILESORT_HD void move(registers& r, const bitonic_block_map& m, int thread_part) const {
       using L = layout_of<Window, Reflect>;
       const std::int64_t base = m.base + map_offset<Run>(m, thread_part);
-#pragma unroll
+      TILESORT_UNROLL
       for (int k = 0; k < Items; ++k) {
         if (L::mirrored(k) != Mirrored) continue;
         if (thread_part + L::part(k) >= m.valid) continue;
@@ -563,7 +563,7 @@ struct bitonic_tile {
     ex.each(copy_key0{&storage});
     ex.barrier();
     ex.each(max_candidate<Window, Reflect, Compare>{&storage, valid, comp});
-#pragma unroll 1  // rolled: unrolled, its 9 rounds cost the flip pass a register (spill)
+    TILESORT_UNROLL_COUNT(1)  // rolled: unrolled, its 9 rounds cost the flip pass a register (spill)
     for (int half = Threads / 2; half > 0; half /= 2) {
       ex.barrier();
       ex.each(max_step<Compare>{&storage, half, comp});
@@ -841,7 +841,7 @@ struct bitonic_tile {
     bool lower;                   // this block holds the lower slots of the pairs
     Compare comp;
     TILESORT_HD void operator()(registers& r, int t) const {
-#pragma unroll
+      TILESORT_UNROLL
       for (int k = 0; k < Items; ++k) {
         const int e = t + k * Threads;
         const int pe = flip ? tile_items - 1 - e : e;

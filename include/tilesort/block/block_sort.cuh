@@ -115,9 +115,9 @@ struct block_sort_payload {
 // count stay where they are. Used by partial tiles, where they are invalid.
 template <typename Key, typename Value, int N, typename Compare>
 TILESORT_HD void odd_even_transposition_sort_prefix(Key (&keys)[N], Value (&values)[N], int count, Compare comp) {
-#pragma unroll
+  TILESORT_UNROLL
   for (int round = 0; round < N; ++round) {
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = round & 1; i + 1 < N; i += 2) {
       if (i + 1 < count) compare_exchange(keys[i], keys[i + 1], values[i], values[i + 1], comp);
     }
@@ -156,7 +156,7 @@ struct block_merge_core {
   TILESORT_HD static void store(Slots& slots, int thread, const Key (&keys)[ItemsPerThread],
                                 const Payload (&payload)[ItemsPerThread]) {
     const int first = layout::index(thread * ItemsPerThread);
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < ItemsPerThread; ++i) slots[first + layout::thread_offset(i)] = item::make(keys[i], payload[i]);
   }
 
@@ -204,7 +204,7 @@ struct block_merge_core {
 
     item a_item = load(a);
     item b_item = load(b);
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < ItemsPerThread; ++i) {
       // Ties take A: stable. Invalid B keys (partial tiles) lose to every A key.
       const bool take_b =
@@ -249,7 +249,7 @@ TILESORT_HD Key keep_from_partner(const Key& key, const Key& partner_key, bool k
 template <typename Key, int ItemsPerThread, typename Compare>
 TILESORT_HD void exchange_with_partner(Key (&keys)[ItemsPerThread], const Key (&partner)[ItemsPerThread],
                                        bool keep_smaller, Compare comp) {
-#pragma unroll
+  TILESORT_UNROLL
   for (int e = 0; e < ItemsPerThread; ++e) keys[e] = keep_from_partner(keys[e], partner[e], keep_smaller, comp);
 }
 
@@ -257,9 +257,9 @@ TILESORT_HD void exchange_with_partner(Key (&keys)[ItemsPerThread], const Key (&
 template <typename Key, int ItemsPerThread, typename Compare>
 TILESORT_HD void clean_bitonic_registers(Key (&keys)[ItemsPerThread], Compare comp) {
   no_value none[ItemsPerThread];
-#pragma unroll
+  TILESORT_UNROLL
   for (int distance = ItemsPerThread / 2; distance > 0; distance >>= 1) {
-#pragma unroll
+    TILESORT_UNROLL
     for (int e = 0; e < ItemsPerThread; ++e) {
       if ((e & distance) == 0) compare_exchange(keys[e], keys[e + distance], none[e], none[e + distance], comp);
     }
@@ -270,12 +270,12 @@ TILESORT_HD void clean_bitonic_registers(Key (&keys)[ItemsPerThread], Compare co
 template <typename Key, int ItemsPerThread, typename Compare>
 TILESORT_DEVICE void warp_merge_rounds_in_registers(Key (&keys)[ItemsPerThread], int lane, Compare comp) {
   static_assert(is_pow2(ItemsPerThread), "the register warp merge needs a power-of-two ItemsPerThread");
-#pragma unroll
+  TILESORT_UNROLL
   for (int group = 2; group <= warp_threads; group <<= 1) {
     // Flip: register e takes the partner's register IPT-1-e. Mirrored
     // registers go in pairs, so only two received keys are live at a time.
     const bool lower_half = (lane & (group >> 1)) == 0;
-#pragma unroll
+    TILESORT_UNROLL
     for (int e = 0; e < (ItemsPerThread + 1) / 2; ++e) {
       const int mirror = ItemsPerThread - 1 - e;
       const Key for_e = __shfl_xor_sync(0xffffffffu, keys[mirror], group - 1);
@@ -283,10 +283,10 @@ TILESORT_DEVICE void warp_merge_rounds_in_registers(Key (&keys)[ItemsPerThread],
       keys[e] = keep_from_partner(keys[e], for_e, lower_half, comp);
       if (mirror != e) keys[mirror] = keep_from_partner(keys[mirror], for_mirror, lower_half, comp);
     }
-#pragma unroll
+    TILESORT_UNROLL
     for (int mask = group >> 2; mask > 0; mask >>= 1) {
       const bool lower = (lane & mask) == 0;
-#pragma unroll
+      TILESORT_UNROLL
       for (int e = 0; e < ItemsPerThread; ++e)
         keys[e] = keep_from_partner(keys[e], static_cast<Key>(__shfl_xor_sync(0xffffffffu, keys[e], mask)), lower, comp);
     }
@@ -490,7 +490,7 @@ class block_sort {
       const Key largest = detail::last_key<Key, Compare>();
       const int first = detail::linear_thread_index() * ItemsPerThread;
       Key original[ItemsPerThread];
-#pragma unroll
+      TILESORT_UNROLL
       for (int i = 0; i < ItemsPerThread; ++i) {
         original[i] = keys[i];
         if (first + i >= valid_items) keys[i] = largest;
@@ -500,7 +500,7 @@ class block_sort {
       } else {
         sort_pairs_padded(keys, values, valid_items, comp);
       }
-#pragma unroll
+      TILESORT_UNROLL
       for (int i = 0; i < ItemsPerThread; ++i) {
         if (first + i >= valid_items) keys[i] = original[i];
       }
@@ -517,7 +517,7 @@ class block_sort {
     if constexpr (payload_rule::by_index) {
       const int thread = detail::linear_thread_index();
       int origin[ItemsPerThread];
-#pragma unroll
+      TILESORT_UNROLL
       for (int i = 0; i < ItemsPerThread; ++i) origin[i] = thread * ItemsPerThread + i;
       run<Partial, Trim>(keys, origin, valid_items, comp, nearly, live_items);
       permute_values(thread, values, origin);
@@ -533,10 +533,10 @@ class block_sort {
     sync(core::rounds > core::warp_rounds);
     auto* const slots = reinterpret_cast<value_array_type*>(storage_.bytes);
     const int first = value_layout::index(thread * ItemsPerThread);
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < ItemsPerThread; ++i) slots[first + value_layout::thread_offset(i)] = values[i];
     sync(core::rounds > core::warp_rounds);
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < ItemsPerThread; ++i) values[i] = slots[value_layout::index(origin[i])];
   }
 
@@ -580,7 +580,7 @@ class block_sort {
     } else {
       // Warp rounds: a warp stores and reads only its own 32*IPT positions;
       // the __syncwarp() before the stores lets it finish reading the last round.
-#pragma unroll(round_unroll)
+      TILESORT_UNROLL_COUNT(round_unroll)
       for (int round = 0; round < run_core::warp_rounds; ++round) {
         if (round > 0) __syncwarp();
         run_core::store(slots, thread, keys, payload);
@@ -626,7 +626,7 @@ class block_sort {
                                     int valid_items, Compare comp, bool idle = false) {
     using run_core = core_for<Payload>;
     auto* const slots = reinterpret_cast<typename run_core::item*>(storage_.bytes);
-#pragma unroll(round_unroll)
+    TILESORT_UNROLL_COUNT(round_unroll)
     for (int round = run_core::warp_rounds; round < run_core::rounds; ++round) {
       sync(round > run_core::warp_rounds);
       run_core::store(slots, thread, keys, payload);

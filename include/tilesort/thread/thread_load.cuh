@@ -32,7 +32,7 @@ TILESORT_DEVICE void load_consecutive(const T* src, int valid, T (&items)[N]) {
     if (can_vectorize<N>(src, valid)) {
       constexpr int vectors = N * sizeof(T) / 16;
       uint4 raw[vectors];
-#pragma unroll
+      TILESORT_UNROLL
       for (int v = 0; v < vectors; ++v) raw[v] = reinterpret_cast<const uint4*>(src)[v];
       // memcpy rather than a pointer cast keeps the types' aliasing legal;
       // the compiler turns it into register moves.
@@ -40,7 +40,7 @@ TILESORT_DEVICE void load_consecutive(const T* src, int valid, T (&items)[N]) {
       return;
     }
   }
-#pragma unroll
+  TILESORT_UNROLL
   for (int i = 0; i < N; ++i)
     if (i < valid) items[i] = src[i];
 }
@@ -57,12 +57,12 @@ TILESORT_DEVICE void store_consecutive(T* dst, int valid, const T (&items)[N]) {
       constexpr int vectors = N * sizeof(T) / 16;
       uint4 raw[vectors];
       memcpy(&raw[0], &items[0], sizeof(raw));
-#pragma unroll
+      TILESORT_UNROLL
       for (int v = 0; v < vectors; ++v) reinterpret_cast<uint4*>(dst)[v] = raw[v];
       return;
     }
   }
-#pragma unroll
+  TILESORT_UNROLL
   for (int i = 0; i < N; ++i)
     if (i < valid) dst[i] = items[i];
 }

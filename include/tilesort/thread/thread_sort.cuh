@@ -53,9 +53,9 @@ TILESORT_HD void compare_exchange(Key& a, Key& b, Value& va, Value& vb, Compare 
 /// @endcode
 template <typename Key, typename Value, int N, typename Compare = less>
 TILESORT_HD void odd_even_transposition_sort(Key (&keys)[N], Value (&values)[N], Compare comp = {}) {
-#pragma unroll
+  TILESORT_UNROLL
   for (int round = 0; round < N; ++round) {
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = round & 1; i + 1 < N; i += 2) compare_exchange(keys[i], keys[i + 1], values[i], values[i + 1], comp);
   }
 }
@@ -80,16 +80,16 @@ TILESORT_HD void bitonic_network_sort(Key (&keys)[N], Value (&values)[N], Compar
   // its mirror in the block, later steps with i ^ stride, and the lower index
   // always receives the smaller key. Padding at indices >= N would be
   // +infinity and never move, so comparisons that touch it are skipped.
-#pragma unroll
+  TILESORT_UNROLL
   for (int block = 2; block <= padded; block <<= 1) {
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < padded; ++i) {
       const int partner = i ^ (block - 1);
       if (partner > i && partner < N) compare_exchange(keys[i], keys[partner], values[i], values[partner], comp);
     }
-#pragma unroll
+    TILESORT_UNROLL
     for (int stride = block >> 2; stride > 0; stride >>= 1) {
-#pragma unroll
+      TILESORT_UNROLL
       for (int i = 0; i < padded; ++i) {
         const int partner = i ^ stride;
         if (partner > i && partner < N) compare_exchange(keys[i], keys[partner], values[i], values[partner], comp);
@@ -126,7 +126,7 @@ TILESORT_HD void serial_merge(const Key* keys, int a_begin, int a_end, int b_beg
   const auto read = [&](int i) { return keys[i < last ? i : last]; };
   Key a_key = read(a_begin);
   Key b_key = read(b_begin);
-#pragma unroll
+  TILESORT_UNROLL
   for (int i = 0; i < ItemsPerThread; ++i) {
     const bool take_b = b_begin < b_end && (a_begin >= a_end || comp(b_key, a_key));
     out[i] = take_b ? b_key : a_key;

@@ -86,7 +86,7 @@ TILESORT_HD T select_by_mask(const T& a, const T& b, unsigned mask) {
     wb.word[wb.count - 1] = 0;
     std::memcpy(wa.word, &a, sizeof(T));
     std::memcpy(wb.word, &b, sizeof(T));
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < wa.count; ++i) wa.word[i] = wb.word[i] ^ ((wa.word[i] ^ wb.word[i]) & mask);
     T result;
     std::memcpy(&result, wa.word, sizeof(T));
@@ -215,7 +215,7 @@ struct warp_bitonic_network {
                                         Compare comp) {
     // Real slots of this lane: the upper slot j of a pair decides.
     const int lane_real = place.limit - place.lane * Slots;
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < Slots; ++i) {
       const int j = i ^ SlotMask;
       if (j > i) order_pair(keys[i], keys[j], values[i], values[j], !Guarded || j < lane_real, comp);
@@ -231,7 +231,7 @@ struct warp_bitonic_network {
     const lane_role role = make_lane_role((place.lane & ((LaneMask + 1) / 2)) != 0);
     Key other_keys[Slots];
     Value other_values[Slots];
-#pragma unroll
+    TILESORT_UNROLL
     for (int e = 0; e < Slots; ++e) {
       other_keys[e] = exchange.exchange_xor(keys[Slots - 1 - e], LaneMask);
       if constexpr (!std::is_empty_v<Value>) other_values[e] = exchange.exchange_xor(values[Slots - 1 - e], LaneMask);
@@ -243,7 +243,7 @@ struct warp_bitonic_network {
     const int upper_lane = place.lane ^ (LaneMask & lower_mask);
     const int upper_slot_flip = (Slots - 1) & lower_mask;
     const int upper_lane_real = place.limit - upper_lane * Slots;
-#pragma unroll
+    TILESORT_UNROLL
     for (int e = 0; e < Slots; ++e) {
       const bool active = !Guarded || (e ^ upper_slot_flip) < upper_lane_real;
       keep_by_position(keys[e], values[e], other_keys[e], other_values[e], role, active, comp);
@@ -257,7 +257,7 @@ struct warp_bitonic_network {
                                            Compare comp, const Exchange& exchange) {
     const lane_role role = make_lane_role((place.lane & LaneMask) != 0);
     const int upper_lane_real = place.limit - (place.lane | LaneMask) * Slots;
-#pragma unroll
+    TILESORT_UNROLL
     for (int e = 0; e < Slots; ++e) {
       const Key other_key = exchange.exchange_xor(keys[e], LaneMask);
       Value other_value = values[e];
@@ -275,7 +275,7 @@ TILESORT_HD void shift_window(T (&window)[Size], int offset) {
   if constexpr (Bit < Bits) {
     constexpr int distance = 1 << Bit;
     const unsigned shift = opaque_mask(((offset >> Bit) & 1) != 0);
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i + distance < Size; ++i) window[i] = select_by_mask(window[i + distance], window[i], shift);
     shift_window<Bit + 1, Bits>(window, offset);
   }
@@ -299,13 +299,13 @@ TILESORT_HD void reblock(const T (&src)[SrcItems], T (&dst)[DstItems], int lane,
     const int first_lane = first / SrcItems;
     const int offset = first % SrcItems;
     T window[window_size];
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < window_size; ++i) {
       // Source lanes past the logical warp wrap around (their items are never used).
       window[i] = exchange.exchange_from(src[i % SrcItems], first_lane + i / SrcItems);
     }
     shift_window<0, offset_bits>(window, offset);
-#pragma unroll
+    TILESORT_UNROLL
     for (int k = 0; k < DstItems; ++k) dst[k] = window[k];
   }
 }
