@@ -5,9 +5,6 @@
 // over every value, NaN included: NaN sorts after every number (as numpy
 // does), all NaNs are equivalent, and -0.0 is equivalent to +0.0. For every
 // other type they use the type's operator<.
-//
-//   int keys[4] = {...};
-//   tilesort::warp_sort(keys, tilesort::greater{});   // descending
 #pragma once
 
 #include <cuda_bf16.h>
@@ -51,9 +48,14 @@ TILESORT_HD bool nan_last_less(const T& a, const T& b) {
 
 }  // namespace detail
 
-// Ascending order. NaN last, -0.0 == +0.0 for floating keys.
+/// Ascending order; for floating keys NaN last (all NaNs equivalent) and
+/// -0.0 equivalent to +0.0. The default comparator of every tilesort sort.
+/// @code
+/// tilesort::merge_sort_keys(d_in, d_out, n, tilesort::less{});   // ascending
+/// @endcode
 struct less {
-  using is_transparent = void;
+  using is_transparent = void;  ///< heterogeneous comparisons allowed
+  /// True when a orders before b.
   template <typename T, typename U>
   TILESORT_HD bool operator()(const T& a, const U& b) const {
     if constexpr (std::is_same_v<T, U> && detail::is_floating_key<T>::value) {
@@ -64,9 +66,15 @@ struct less {
   }
 };
 
-// Descending order. NaN still last, -0.0 == +0.0 for floating keys.
+/// Descending order; for floating keys NaN still last (all NaNs equivalent)
+/// and -0.0 equivalent to +0.0.
+/// @code
+/// int keys[4] = {...};
+/// tilesort::warp_sort(keys, tilesort::greater{});   // descending
+/// @endcode
 struct greater {
-  using is_transparent = void;
+  using is_transparent = void;  ///< heterogeneous comparisons allowed
+  /// True when a orders after b among numbers (a NaN orders before nothing).
   template <typename T, typename U>
   TILESORT_HD bool operator()(const T& a, const U& b) const {
     if constexpr (std::is_same_v<T, U> && detail::is_floating_key<T>::value) {

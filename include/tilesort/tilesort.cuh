@@ -13,3 +13,13 @@
 #include "device/merge_sort.cuh"
 #include "device/segmented_sort.cuh"
 #include "device/sort_stats.cuh"
+
+/// @namespace tilesort
+/// GPU sorting primitives, one level per folder: comparators; thread-level
+/// networks (thread/); warp sorts in registers (warp/); block sorts with
+/// caller-owned shared memory (block/); device sorts with two-phase temp
+/// storage (device/). `#include <tilesort/tilesort.cuh>` brings in all of them.
+
+/// @namespace tilesort::segments
+/// The ways to describe segments to tilesort::segmented_sort_keys and
+/// tilesort::segmented_sort_pairs: offsets, heads, head flags, uniform rows.

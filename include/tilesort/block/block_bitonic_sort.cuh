@@ -22,14 +22,6 @@
 // and every layout with its window at bit 5 or above are free of bank
 // conflicts (tests/host/bitonic_plan.cu checks it); windows below bit 5 occur
 // for R < 5 and cost at most 2-way conflicts in those rounds.
-//
-//   __global__ void sort_rows(int* data) {     // 256 keys per block
-//     using sorter = tilesort::block_bitonic_sort<int, 256>;
-//     __shared__ sorter::temp_storage storage;
-//     int key = data[blockIdx.x * 256 + threadIdx.x];
-//     sorter(storage).sort(key);                 // ascending; sort(key, tilesort::greater{}) descends
-//     data[blockIdx.x * 256 + threadIdx.x] = key;
-//   }
 #pragma once
 
 #include <type_traits>
@@ -54,9 +46,24 @@ struct uninitialized_array {
 
 }  // namespace detail
 
-// One key (and optionally one value) per thread; BlockThreads from 1 to 1024,
-// not necessarily a power of two. The caller must __syncthreads() before it
-// reuses `temp_storage` for something else.
+/// Bitonic sort of one key (and optionally one value) per thread, in
+/// caller-owned shared memory; not stable. BlockThreads from 1 to 1024, not
+/// necessarily a power of two; thread i ends with rank i. The caller must
+/// __syncthreads() before it reuses `temp_storage` for something else.
+///
+/// @tparam Key          key type
+/// @tparam BlockThreads threads of the block (one key each)
+/// @tparam Value        payload type, or void for keys alone
+///
+/// @code
+/// __global__ void sort_rows(int* data) {     // 256 keys per block
+///   using sorter = tilesort::block_bitonic_sort<int, 256>;
+///   __shared__ sorter::temp_storage storage;
+///   int key = data[blockIdx.x * 256 + threadIdx.x];
+///   sorter(storage).sort(key);                 // ascending; sort(key, tilesort::greater{}) descends
+///   data[blockIdx.x * 256 + threadIdx.x] = key;
+/// }
+/// @endcode
 //
 // Shared-memory banks: in each stage a warp's active lanes read slots i and
 // partner(i), where partner flips the same low bits for every lane. Within a
@@ -71,34 +78,47 @@ class block_bitonic_sort {
   using value_type = std::conditional_t<has_values, Value, detail::no_value>;
 
  public:
+  /// Shared memory for one sort, put in __shared__ by the caller.
   struct temp_storage {
-    detail::uninitialized_array<Key, BlockThreads> keys;
-    detail::uninitialized_array<value_type, has_values ? BlockThreads : 1> values;
+    detail::uninitialized_array<Key, BlockThreads> keys;                       ///< one key per thread
+    detail::uninitialized_array<value_type, has_values ? BlockThreads : 1> values;  ///< one value per thread
   };
 
+  /// Binds the sorter to the caller's shared memory.
+  /// @param storage shared memory that the sort may use until it returns
   __device__ explicit block_bitonic_sort(temp_storage& storage) : storage_(storage) {}
 
-  // Sort the block's BlockThreads keys; thread i receives rank i.
+  /// Sorts the block's BlockThreads keys; thread i receives rank i.
+  /// @param key  this thread's key, replaced by rank threadIdx.x
+  /// @param comp strict weak order
   template <typename Compare = less>
   __device__ void sort(Key& key, Compare comp = {}) {
     value_type value{};
     network(key, value, BlockThreads, comp);
   }
 
-  // Sort the keys of threads [0, valid_items); the other threads get their own
-  // key back (they are virtual +infinity and never compared).
+  /// Sorts the keys of threads [0, valid_items); the other threads get their
+  /// own key back (they are virtual +infinity and never compared).
+  /// @code
+  /// sorter(storage).sort(key, row_length);
+  /// @endcode
   template <typename Compare = less>
   __device__ void sort(Key& key, int valid_items, Compare comp = {}) {
     value_type value{};
     network(key, value, valid_items, comp);
   }
 
-  // Keys with payloads (Value must not be void); not stable.
+  /// Sorts keys with payloads (Value must not be void); not stable.
+  /// @code
+  /// tilesort::block_bitonic_sort<float, 128, int>(storage).sort_pairs(key, index);
+  /// @endcode
   template <typename Compare = less>
   __device__ void sort_pairs(Key& key, value_type& value, Compare comp = {}) {
     static_assert(has_values, "sort_pairs needs a Value type");
     network(key, value, BlockThreads, comp);
   }
+  /// sort_pairs() of the pairs of threads [0, valid_items); the other threads
+  /// keep their own pair.
   template <typename Compare = less>
   __device__ void sort_pairs(Key& key, value_type& value, int valid_items, Compare comp = {}) {
     static_assert(has_values, "sort_pairs needs a Value type");
@@ -175,7 +195,11 @@ using int_constant = std::integral_constant<int, I>;
 // f(int_constant<I>{}) for I = First, First + Step, ... while I <= Last (Step
 // > 0) or I >= Last (Step < 0). The programs below are written with it rather
 // than with unrolled loops, so that every layout and register index is a
-// compile-time constant whatever the unroller's size limits.
+// compile-time constant whatever the unroller's size limits. Its execution
+// space is its callable's: host code passes host lambdas (device/bitonic_sort.cuh),
+// so the host/device call check is off (else nvcc warns #20013 on
+// --extended-lambda without --expt-relaxed-constexpr).
+#pragma nv_exec_check_disable
 template <int First, int Last, int Step, typename F>
 TILESORT_HD void static_for(const F& f) {
   if constexpr (Step > 0 ? First <= Last : First >= Last) {
@@ -269,11 +293,11 @@ struct bitonic_tile {
       using L = layout_of<Window, Reflect>;
       const typename L::thread_parts parts(t);
       if (parts.plain >= valid && (Reflect == 0 || parts.mirrored >= valid)) return;
-#pragma unroll
+      TILESORT_UNROLL
       for (int p = Top; p >= Low; --p) {
         if (p < stop) continue;
         const int j = p - Window;
-#pragma unroll
+        TILESORT_UNROLL
         for (int k = 0; k < Items; ++k) {
           if ((k >> j) & 1) continue;
           const int k2 = k | (1 << j);
@@ -296,19 +320,19 @@ struct bitonic_tile {
     Compare comp;
     TILESORT_HD void operator()(registers& r, int t) const {
       if ((t << item_log) >= valid) return;  // all padding
-#pragma unroll
+      TILESORT_UNROLL
       for (int m = 1; m <= item_log; ++m) {
         if (m > merges) continue;
-#pragma unroll
+        TILESORT_UNROLL
         for (int k = 0; k < Items; ++k) {
           const int k2 = k ^ ((1 << m) - 1);
           if (k2 <= k) continue;
           compare_exchange(r.keys[k], r.keys[k2], r.values[k], r.values[k2], comp);
         }
-#pragma unroll
+        TILESORT_UNROLL
         for (int p = item_log - 2; p >= 0; --p) {
           if (p > m - 2) continue;
-#pragma unroll
+          TILESORT_UNROLL
           for (int k = 0; k < Items; ++k) {
             const int k2 = k | (1 << p);
             if (k2 == k) continue;
@@ -333,7 +357,7 @@ struct bitonic_tile {
       Key best = storage->keys[bitonic_padded(Threads, key_row_log)];
       // (opaque(): recomputed, not the loads' predicates kept alive.)
       const int room = opaque(valid - parts.plain), room_mirrored = opaque(valid - parts.mirrored);
-#pragma unroll
+      TILESORT_UNROLL
       for (int k = 0; k < Items; ++k)
         if (L::part(k) < (L::mirrored(k) ? room_mirrored : room) && comp(best, r.keys[k])) best = r.keys[k];
       storage->keys[bitonic_padded(t, key_row_log)] = best;
@@ -360,7 +384,7 @@ struct bitonic_tile {
       const typename L::thread_parts parts(t);
       const Key max = storage->keys[bitonic_padded(0, key_row_log)];
       const int room = opaque(valid - parts.plain), room_mirrored = opaque(valid - parts.mirrored);
-#pragma unroll
+      TILESORT_UNROLL
       for (int k = 0; k < Items; ++k)
         if (L::part(k) >= (L::mirrored(k) ? room_mirrored : room)) r.keys[k] = max;
     }
@@ -374,7 +398,7 @@ struct bitonic_tile {
     TILESORT_HD void operator()(registers& r, int t) const {
       using L = layout_of<Window, Reflect>;
       const typename L::thread_parts parts(t);
-#pragma unroll
+      TILESORT_UNROLL
       for (int k = 0; k < Items; ++k) {
         const int tp = parts.of(k);
         storage->keys[bitonic_padded(tp, key_row_log) + bitonic_padded(L::part(k), key_row_log)] = r.keys[k];
@@ -390,7 +414,7 @@ struct bitonic_tile {
     TILESORT_HD void operator()(registers& r, int t) const {
       using L = layout_of<Window, Reflect>;
       const typename L::thread_parts parts(t);
-#pragma unroll
+      TILESORT_UNROLL
       for (int k = 0; k < Items; ++k) {
         const int tp = parts.of(k);
         r.keys[k] = storage->keys[bitonic_padded(tp, key_row_log) + bitonic_padded(L::part(k), key_row_log)];
@@ -410,7 +434,7 @@ struct bitonic_tile {
       // A partial tile reads its last key again for the slots past `valid`
       // (pad_with_max overwrites them): no predicates to keep alive.
       const int last = valid - 1;
-#pragma unroll
+      TILESORT_UNROLL
       for (int i = 0; i < Items; ++i) {
         const int e = min_int(t + i * Threads, last);
         storage->keys[bitonic_padded(t, key_row_log) + bitonic_padded(i * Threads, key_row_log)] = keys[e];
@@ -427,7 +451,7 @@ struct bitonic_tile {
     int valid;
     TILESORT_HD void operator()(registers&, int t) const {
       const int room = opaque(valid - t);
-#pragma unroll
+      TILESORT_UNROLL
       for (int i = 0; i < Items; ++i) {
         const int e = t + i * Threads;
         if (i * Threads >= room) continue;
@@ -465,7 +489,7 @@ struct bitonic_tile {
     TILESORT_HD void move(registers& r, const bitonic_block_map& m, int thread_part) const {
       using L = layout_of<Window, Reflect>;
       const std::int64_t base = m.base + map_offset<Run>(m, thread_part);
-#pragma unroll
+      TILESORT_UNROLL
       for (int k = 0; k < Items; ++k) {
         if (L::mirrored(k) != Mirrored) continue;
         if (thread_part + L::part(k) >= m.valid) continue;
@@ -539,7 +563,7 @@ struct bitonic_tile {
     ex.each(copy_key0{&storage});
     ex.barrier();
     ex.each(max_candidate<Window, Reflect, Compare>{&storage, valid, comp});
-#pragma unroll 1  // rolled: unrolled, its 9 rounds cost the flip pass a register (spill)
+    TILESORT_UNROLL_COUNT(1)  // rolled: unrolled, its 9 rounds cost the flip pass a register (spill)
     for (int half = Threads / 2; half > 0; half /= 2) {
       ex.barrier();
       ex.each(max_step<Compare>{&storage, half, comp});
@@ -621,8 +645,7 @@ struct bitonic_tile {
 
   // sort() of all G merges with the warp network for merges 1 .. R+5 (device
   // only). All G, not ceil(log2(valid)): the padding makes the extra merges
-  // move nothing, and the constant count measured faster (n = 1024: 4.8
-  // against 5.2 us of GPU time).
+  // move nothing, and a constant count is faster (docs/tuning/bitonic_sort.md).
 #pragma nv_exec_check_disable
   template <typename Exec, typename Compare>
   TILESORT_HD static void sort_warp_first(const Exec& ex, temp_storage& storage, int valid, Compare comp) {
@@ -818,7 +841,7 @@ struct bitonic_tile {
     bool lower;                   // this block holds the lower slots of the pairs
     Compare comp;
     TILESORT_HD void operator()(registers& r, int t) const {
-#pragma unroll
+      TILESORT_UNROLL
       for (int k = 0; k < Items; ++k) {
         const int e = t + k * Threads;
         const int pe = flip ? tile_items - 1 - e : e;

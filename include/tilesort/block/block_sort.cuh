@@ -52,31 +52,21 @@
 
 namespace tilesort {
 
-// Tuning of block_sort, chosen on an H100 SXM (tiles sorted independently:
-// load + sort + store of 2^26 u32 keys, as tilesort-bench measures them).
-// Specialise it to override.
+/// Tuning of tilesort::block_sort, chosen on an H100 SXM with tilesort-bench's
+/// tile benchmark (load + sort + store of independent tiles). Specialise it to
+/// override. The measurements, and the variants tried and dropped, are in
+/// docs/tuning/block_and_warp_sort.md.
 template <typename Key, typename Value, int BlockThreads, int ItemsPerThread>
 struct block_sort_policy {
-  // Unroll the merge rounds: run lengths, search steps and shared offsets
-  // become constants. Measured 10-40% faster than a rolled loop, for code of
-  // about rounds x (merge + search).
+  /// Unroll the merge rounds so that run lengths, search steps and shared
+  /// offsets become constants (faster than a rolled loop, for more code).
   static constexpr bool unroll_rounds = true;
-  // Keys alone under an order whose equivalent keys are identical (integers
-  // with less/greater), IPT a power of two: rounds 0-4 as bitonic merges in
-  // registers across lanes (__shfl_xor_sync) instead of shared-memory merges.
-  // Not stable, which nobody can observe there. 1.3-1.4x for u32 keys.
+  /// Keys alone under an order whose equivalent keys are identical (integers
+  /// with less/greater), IPT a power of two: merge rounds 0-4 as bitonic
+  /// merges across lanes in registers instead of in shared memory (unstable,
+  /// which nobody can observe there; fewer instructions and barriers).
   static constexpr bool warp_shuffle_merge = true;
 };
-// Measured on the same benchmark and dropped:
-// - two shared buffers alternating between rounds (one barrier per round
-//   instead of two): no faster;
-// - keys and payloads in separate arrays (compact keys for the search, values
-//   gathered by position): 0-8% slower for u32 pairs;
-// - pairs: rounds 0-2 as bitonic merges in registers made stable by tagging
-//   each key with its position, or with (key, position) packed into 64 bits:
-//   equal to 40% slower (more registers and instructions than the shared
-//   memory traffic saved);
-// - a search whose probes are guarded by a branch: 2-18% slower.
 
 namespace detail {
 
@@ -125,9 +115,9 @@ struct block_sort_payload {
 // count stay where they are. Used by partial tiles, where they are invalid.
 template <typename Key, typename Value, int N, typename Compare>
 TILESORT_HD void odd_even_transposition_sort_prefix(Key (&keys)[N], Value (&values)[N], int count, Compare comp) {
-#pragma unroll
+  TILESORT_UNROLL
   for (int round = 0; round < N; ++round) {
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = round & 1; i + 1 < N; i += 2) {
       if (i + 1 < count) compare_exchange(keys[i], keys[i + 1], values[i], values[i + 1], comp);
     }
@@ -166,7 +156,7 @@ struct block_merge_core {
   TILESORT_HD static void store(Slots& slots, int thread, const Key (&keys)[ItemsPerThread],
                                 const Payload (&payload)[ItemsPerThread]) {
     const int first = layout::index(thread * ItemsPerThread);
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < ItemsPerThread; ++i) slots[first + layout::thread_offset(i)] = item::make(keys[i], payload[i]);
   }
 
@@ -214,7 +204,7 @@ struct block_merge_core {
 
     item a_item = load(a);
     item b_item = load(b);
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < ItemsPerThread; ++i) {
       // Ties take A: stable. Invalid B keys (partial tiles) lose to every A key.
       const bool take_b =
@@ -259,7 +249,7 @@ TILESORT_HD Key keep_from_partner(const Key& key, const Key& partner_key, bool k
 template <typename Key, int ItemsPerThread, typename Compare>
 TILESORT_HD void exchange_with_partner(Key (&keys)[ItemsPerThread], const Key (&partner)[ItemsPerThread],
                                        bool keep_smaller, Compare comp) {
-#pragma unroll
+  TILESORT_UNROLL
   for (int e = 0; e < ItemsPerThread; ++e) keys[e] = keep_from_partner(keys[e], partner[e], keep_smaller, comp);
 }
 
@@ -267,9 +257,9 @@ TILESORT_HD void exchange_with_partner(Key (&keys)[ItemsPerThread], const Key (&
 template <typename Key, int ItemsPerThread, typename Compare>
 TILESORT_HD void clean_bitonic_registers(Key (&keys)[ItemsPerThread], Compare comp) {
   no_value none[ItemsPerThread];
-#pragma unroll
+  TILESORT_UNROLL
   for (int distance = ItemsPerThread / 2; distance > 0; distance >>= 1) {
-#pragma unroll
+    TILESORT_UNROLL
     for (int e = 0; e < ItemsPerThread; ++e) {
       if ((e & distance) == 0) compare_exchange(keys[e], keys[e + distance], none[e], none[e + distance], comp);
     }
@@ -280,12 +270,12 @@ TILESORT_HD void clean_bitonic_registers(Key (&keys)[ItemsPerThread], Compare co
 template <typename Key, int ItemsPerThread, typename Compare>
 TILESORT_DEVICE void warp_merge_rounds_in_registers(Key (&keys)[ItemsPerThread], int lane, Compare comp) {
   static_assert(is_pow2(ItemsPerThread), "the register warp merge needs a power-of-two ItemsPerThread");
-#pragma unroll
+  TILESORT_UNROLL
   for (int group = 2; group <= warp_threads; group <<= 1) {
     // Flip: register e takes the partner's register IPT-1-e. Mirrored
     // registers go in pairs, so only two received keys are live at a time.
     const bool lower_half = (lane & (group >> 1)) == 0;
-#pragma unroll
+    TILESORT_UNROLL
     for (int e = 0; e < (ItemsPerThread + 1) / 2; ++e) {
       const int mirror = ItemsPerThread - 1 - e;
       const Key for_e = __shfl_xor_sync(0xffffffffu, keys[mirror], group - 1);
@@ -293,10 +283,10 @@ TILESORT_DEVICE void warp_merge_rounds_in_registers(Key (&keys)[ItemsPerThread],
       keys[e] = keep_from_partner(keys[e], for_e, lower_half, comp);
       if (mirror != e) keys[mirror] = keep_from_partner(keys[mirror], for_mirror, lower_half, comp);
     }
-#pragma unroll
+    TILESORT_UNROLL
     for (int mask = group >> 2; mask > 0; mask >>= 1) {
       const bool lower = (lane & mask) == 0;
-#pragma unroll
+      TILESORT_UNROLL
       for (int e = 0; e < ItemsPerThread; ++e)
         keys[e] = keep_from_partner(keys[e], static_cast<Key>(__shfl_xor_sync(0xffffffffu, keys[e], mask)), lower, comp);
     }
@@ -310,27 +300,34 @@ TILESORT_DEVICE int linear_thread_index() {
 
 }  // namespace detail
 
-// Stable block-wide sort of BlockThreads x ItemsPerThread keys held in
-// registers, blocked in and blocked out. Any trivially copyable Key and
-// Value; any strict weak order `comp`. BlockThreads must equal the block's
-// thread count (a multiple of 32, at most 1024; 1-, 2- or 3-D blocks use the
-// linear thread index). Every thread of the block calls each member with the
-// same arguments (valid_items included).
-//
-// Shared memory: temp_storage, which the caller declares __shared__ (it may
-// share bytes with other stages in a union). Call __syncthreads() between a
-// previous use of those bytes and a sort, and after a sort before reusing
-// them (sorting the next tile with the same storage included).
-//
-//   using sorter = tilesort::block_sort<std::uint32_t, 128, 16>;
-//   __global__ void sort_tiles(std::uint32_t* data) {
-//     __shared__ sorter::temp_storage storage;
-//     std::uint32_t* mine = data + blockIdx.x * 2048 + threadIdx.x * 16;
-//     std::uint32_t keys[16];
-//     for (int i = 0; i < 16; ++i) keys[i] = mine[i];  // blocked
-//     sorter(storage).sort(keys);                     // ascending, stable
-//     for (int i = 0; i < 16; ++i) mine[i] = keys[i];
-//   }
+/// Stable block-wide sort of BlockThreads x ItemsPerThread keys (and optional
+/// values) held in registers, blocked in and blocked out. Any trivially
+/// copyable Key and Value; any strict weak order `comp`. BlockThreads must
+/// equal the block's thread count (a multiple of 32, at most 1024; 1-, 2- or
+/// 3-D blocks use the linear thread index). Every thread of the block calls
+/// each member with the same arguments (valid_items included).
+///
+/// Shared memory: temp_storage, which the caller declares __shared__ (it may
+/// share bytes with other stages in a union). Call __syncthreads() between a
+/// previous use of those bytes and a sort, and after a sort before reusing
+/// them (sorting the next tile with the same storage included).
+///
+/// @tparam Key            key type (trivially copyable)
+/// @tparam BlockThreads   threads of the block
+/// @tparam ItemsPerThread keys each thread holds
+/// @tparam Value          payload type, or void for keys alone
+///
+/// @code
+/// using sorter = tilesort::block_sort<std::uint32_t, 128, 16>;
+/// __global__ void sort_tiles(std::uint32_t* data) {
+///   __shared__ sorter::temp_storage storage;
+///   std::uint32_t* mine = data + blockIdx.x * 2048 + threadIdx.x * 16;
+///   std::uint32_t keys[16];
+///   for (int i = 0; i < 16; ++i) keys[i] = mine[i];  // blocked
+///   sorter(storage).sort(keys);                     // ascending, stable
+///   for (int i = 0; i < 16; ++i) mine[i] = keys[i];
+/// }
+/// @endcode
 template <typename Key, int BlockThreads, int ItemsPerThread, typename Value = void>
 class block_sort {
   static_assert(BlockThreads > 0 && BlockThreads % 32 == 0 && BlockThreads <= 1024,
@@ -369,28 +366,36 @@ class block_sort {
   static constexpr int round_unroll = policy::unroll_rounds ? 16 : 1;
 
  public:
-  // Shared memory for one sort: raw bytes (keys need no constructor), put in
-  // __shared__ by the caller.
+  /// Shared memory for one sort: raw bytes (keys need no constructor), put in
+  /// __shared__ by the caller.
   struct temp_storage {
-    alignas(storage_alignment) unsigned char bytes[storage_bytes];
+    alignas(storage_alignment) unsigned char bytes[storage_bytes];  ///< the sort's shared-memory bytes
   };
 
+  /// Binds the sorter to the caller's shared memory.
+  /// @param storage shared memory that the sort may use until it returns
   TILESORT_DEVICE explicit block_sort(temp_storage& storage) : storage_(storage) {}
 
-  // Sort the tile: keys[i] of thread t becomes rank t*IPT + i. Stable.
-  //   sorter(storage).sort(keys);                       // ascending
-  //   sorter(storage).sort(keys, tilesort::greater{});  // descending
+  /// Sorts the tile: keys[i] of thread t becomes rank t*IPT + i. Stable.
+  /// @param keys this thread's ItemsPerThread keys (blocked arrangement)
+  /// @param comp strict weak order
+  /// @code
+  /// sorter(storage).sort(keys);                       // ascending
+  /// sorter(storage).sort(keys, tilesort::greater{});  // descending
+  /// @endcode
   template <typename Compare = less>
   TILESORT_DEVICE void sort(Key (&keys)[ItemsPerThread], Compare comp = {}) {
     detail::no_value none[ItemsPerThread];
     run<false>(keys, none, tile_items, comp);
   }
 
-  // Sort a partial tile: only the keys at blocked positions < valid_items
-  // count (the others need no sentinel value and act as +infinity). The first
-  // valid_items ranks are the valid keys, stably sorted; the invalid keys
-  // follow (in their input order, though callers should not rely on it).
-  //   sorter(storage).sort(keys, num_keys - tile_begin);
+  /// Sorts a partial tile: only the keys at blocked positions < valid_items
+  /// count (the others need no sentinel value and act as +infinity). The first
+  /// valid_items ranks are the valid keys, stably sorted; the invalid keys
+  /// follow (in their input order, though callers should not rely on it).
+  /// @code
+  /// sorter(storage).sort(keys, num_keys - tile_begin);
+  /// @endcode
   template <typename Compare = less>
   TILESORT_DEVICE void sort(Key (&keys)[ItemsPerThread], int valid_items, Compare comp = {}) {
     detail::no_value none[ItemsPerThread];
@@ -401,22 +406,24 @@ class block_sort {
     }
   }
 
-  // sort(keys, comp) for a full tile whose keys may lie near their sorted
-  // place: when, after the warps have sorted their 32 x IPT keys each, the
-  // keys that still move lie within 16 x IPT positions of the boundaries
-  // between warps (two comparisons per boundary tell), one merge of the keys
-  // around each boundary replaces the block-wide merge rounds; otherwise
-  // those rounds run as in sort(). The same result either way. `nearly` is a
-  // block-uniform switch: false does exactly what sort() does.
+  /// sort(keys, comp) for a full tile whose keys may lie near their sorted
+  /// place: when, after the warps have sorted their 32 x IPT keys each, the
+  /// keys that still move lie within 16 x IPT positions of the boundaries
+  /// between warps (two comparisons per boundary tell), one merge of the keys
+  /// around each boundary replaces the block-wide merge rounds; otherwise
+  /// those rounds run as in sort(). The same result either way. `nearly` is a
+  /// block-uniform switch: false does exactly what sort() does.
   template <typename Compare = less>
   TILESORT_DEVICE void sort_nearly(Key (&keys)[ItemsPerThread], Compare comp = {}, bool nearly = true) {
     detail::no_value none[ItemsPerThread];
     run<false>(keys, none, tile_items, comp, nearly);
   }
 
-  // Sort keys and move values with them (only when Value is not void). Stable.
-  //   tilesort::block_sort<float, 256, 8, int> sorter(storage);
-  //   sorter.sort_pairs(keys, values);
+  /// Sorts keys and moves values with them (only when Value is not void). Stable.
+  /// @code
+  /// tilesort::block_sort<float, 256, 8, int> sorter(storage);
+  /// sorter.sort_pairs(keys, values);
+  /// @endcode
   template <typename Compare = less>
   TILESORT_DEVICE void sort_pairs(Key (&keys)[ItemsPerThread], value_array_type (&values)[ItemsPerThread],
                                   Compare comp = {}) {
@@ -424,7 +431,7 @@ class block_sort {
     pairs<false>(keys, values, tile_items, comp);
   }
 
-  // sort_nearly for keys and values.
+  /// sort_nearly() for keys and values.
   template <typename Compare = less>
   TILESORT_DEVICE void sort_pairs_nearly(Key (&keys)[ItemsPerThread], value_array_type (&values)[ItemsPerThread],
                                          Compare comp = {}, bool nearly = true) {
@@ -432,21 +439,23 @@ class block_sort {
     pairs<false>(keys, values, tile_items, comp, nearly);
   }
 
-  // Sort a full tile whose keys from blocked position live_items on are
-  // padding: all equivalent to each other, and no key before them ordered
-  // after them (e.g. the largest key under less, see detail::last_key). The
-  // result is sort(keys)'s, the padding staying where it is, but warps that
-  // hold only padding skip the merging (a row of 9000 keys in a 1024 x 16
-  // tile leaves 14 of 32 warps idle).
-  //   for (int i = 0; i < 16; ++i) if (t * 16 + i >= count) keys[i] = UINT_MAX;
-  //   sorter(storage).sort_padded(keys, count);
+  /// Sorts a full tile whose keys from blocked position live_items on are
+  /// padding: all equivalent to each other, and no key before them ordered
+  /// after them (e.g. the largest key under less). The result is sort(keys)'s,
+  /// the padding staying where it is, but warps that hold only padding skip
+  /// the merging (a row of 9000 keys in a 1024 x 16 tile leaves 14 of 32
+  /// warps idle).
+  /// @code
+  /// for (int i = 0; i < 16; ++i) if (t * 16 + i >= count) keys[i] = UINT_MAX;
+  /// sorter(storage).sort_padded(keys, count);
+  /// @endcode
   template <typename Compare = less>
   TILESORT_DEVICE void sort_padded(Key (&keys)[ItemsPerThread], int live_items, Compare comp = {}) {
     detail::no_value none[ItemsPerThread];
     run<false, true>(keys, none, tile_items, comp, false, live_items);
   }
 
-  // sort_padded for keys and values (the padding's values stay with it).
+  /// sort_padded() for keys and values (the padding's values stay with it).
   template <typename Compare = less>
   TILESORT_DEVICE void sort_pairs_padded(Key (&keys)[ItemsPerThread], value_array_type (&values)[ItemsPerThread],
                                          int live_items, Compare comp = {}) {
@@ -454,8 +463,8 @@ class block_sort {
     pairs<false, true>(keys, values, tile_items, comp, false, live_items);
   }
 
-  // sort_pairs for a partial tile (see sort(keys, valid_items, comp)); the
-  // values of invalid keys stay with them.
+  /// sort_pairs() for a partial tile (see sort(keys, valid_items, comp)); the
+  /// values of invalid keys stay with them.
   template <typename Compare = less>
   TILESORT_DEVICE void sort_pairs(Key (&keys)[ItemsPerThread], value_array_type (&values)[ItemsPerThread],
                                   int valid_items, Compare comp = {}) {
@@ -481,7 +490,7 @@ class block_sort {
       const Key largest = detail::last_key<Key, Compare>();
       const int first = detail::linear_thread_index() * ItemsPerThread;
       Key original[ItemsPerThread];
-#pragma unroll
+      TILESORT_UNROLL
       for (int i = 0; i < ItemsPerThread; ++i) {
         original[i] = keys[i];
         if (first + i >= valid_items) keys[i] = largest;
@@ -491,7 +500,7 @@ class block_sort {
       } else {
         sort_pairs_padded(keys, values, valid_items, comp);
       }
-#pragma unroll
+      TILESORT_UNROLL
       for (int i = 0; i < ItemsPerThread; ++i) {
         if (first + i >= valid_items) keys[i] = original[i];
       }
@@ -508,7 +517,7 @@ class block_sort {
     if constexpr (payload_rule::by_index) {
       const int thread = detail::linear_thread_index();
       int origin[ItemsPerThread];
-#pragma unroll
+      TILESORT_UNROLL
       for (int i = 0; i < ItemsPerThread; ++i) origin[i] = thread * ItemsPerThread + i;
       run<Partial, Trim>(keys, origin, valid_items, comp, nearly, live_items);
       permute_values(thread, values, origin);
@@ -524,10 +533,10 @@ class block_sort {
     sync(core::rounds > core::warp_rounds);
     auto* const slots = reinterpret_cast<value_array_type*>(storage_.bytes);
     const int first = value_layout::index(thread * ItemsPerThread);
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < ItemsPerThread; ++i) slots[first + value_layout::thread_offset(i)] = values[i];
     sync(core::rounds > core::warp_rounds);
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < ItemsPerThread; ++i) values[i] = slots[value_layout::index(origin[i])];
   }
 
@@ -571,7 +580,7 @@ class block_sort {
     } else {
       // Warp rounds: a warp stores and reads only its own 32*IPT positions;
       // the __syncwarp() before the stores lets it finish reading the last round.
-#pragma unroll(round_unroll)
+      TILESORT_UNROLL_COUNT(round_unroll)
       for (int round = 0; round < run_core::warp_rounds; ++round) {
         if (round > 0) __syncwarp();
         run_core::store(slots, thread, keys, payload);
@@ -617,7 +626,7 @@ class block_sort {
                                     int valid_items, Compare comp, bool idle = false) {
     using run_core = core_for<Payload>;
     auto* const slots = reinterpret_cast<typename run_core::item*>(storage_.bytes);
-#pragma unroll(round_unroll)
+    TILESORT_UNROLL_COUNT(round_unroll)
     for (int round = run_core::warp_rounds; round < run_core::rounds; ++round) {
       sync(round > run_core::warp_rounds);
       run_core::store(slots, thread, keys, payload);

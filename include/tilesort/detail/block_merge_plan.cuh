@@ -119,7 +119,7 @@ TILESORT_HD int merge_path_bounded(KeyIterA a, int a_len, KeyIterB b, int b_len,
                                    Compare comp) {
   int lo = diagonal > b_len ? diagonal - b_len : 0;
   const int hi = diagonal < a_len ? diagonal : a_len;
-#pragma unroll
+  TILESORT_UNROLL
   for (int step = static_cast<int>(next_pow2(max_range + 1) >> 1); step > 0; step >>= 1) {
     const int probe = lo + step;
     if constexpr (UnguardedProbes) {

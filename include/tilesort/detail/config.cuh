@@ -1,5 +1,6 @@
-// detail/config.cuh — the two function-space macros used across tilesort, and
-// the small helpers every level needs (power-of-two arithmetic at compile time).
+// detail/config.cuh — the function-space and unrolling macros used across
+// tilesort, and the small helpers every level needs (power-of-two arithmetic at
+// compile time).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -8,6 +9,18 @@
 
 #define TILESORT_HD __host__ __device__ __forceinline__
 #define TILESORT_DEVICE __device__ __forceinline__
+
+// Loop unrolling, for the device pass only: a plain `#pragma unroll` in a
+// __host__ __device__ function also reaches the host compiler, which warns
+// about it under -Wall (-Wunknown-pragmas).
+#define TILESORT_PRAGMA(text) _Pragma(#text)
+#ifdef __CUDA_ARCH__
+#define TILESORT_UNROLL TILESORT_PRAGMA(unroll)
+#define TILESORT_UNROLL_COUNT(count) TILESORT_PRAGMA(unroll(count))
+#else
+#define TILESORT_UNROLL
+#define TILESORT_UNROLL_COUNT(count)
+#endif
 
 namespace tilesort::detail {
 

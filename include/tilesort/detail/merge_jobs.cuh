@@ -180,7 +180,7 @@ TILESORT_HD group_decision plan_group(const run_group& g, const KeyAt& key_at, c
   if (!comp(b_first, a_last)) return {group_plan::in_order, 0, 0};
   group_decision decision{group_plan::tiles, 0, 0};
   if (!window_allowed) return decision;
-#pragma unroll
+  TILESORT_UNROLL
   for (int level = Levels - 1; level >= 0; --level) {  // the smallest h that holds wins
     const std::int64_t lo = g.a_end - half_widths[level] > g.begin ? g.a_end - half_widths[level] : g.begin;
     const std::int64_t hi = g.a_end + half_widths[level] < g.end ? g.a_end + half_widths[level] : g.end;

@@ -13,19 +13,26 @@
 
 namespace tilesort {
 
+/// Whether N items at `ptr` with `valid` of them in range can move as 16-byte
+/// vectors: all N valid, N * sizeof(T) a multiple of 16, `ptr` 16-byte aligned.
 template <int N, typename T>
 TILESORT_DEVICE bool can_vectorize(const T* ptr, int valid) {
   return (N * sizeof(T)) % 16 == 0 && valid >= N && (reinterpret_cast<std::uintptr_t>(ptr) % 16) == 0;
 }
 
-// Load items[i] = src[i] for i < valid (items past `valid` are left as they are).
+/// Loads items[i] = src[i] for i < valid (items past `valid` are left as they
+/// are); one 16-byte access per vector where can_vectorize() allows.
+/// @code
+/// std::uint32_t keys[4];
+/// tilesort::load_consecutive(in + tile_base + threadIdx.x * 4, valid - threadIdx.x * 4, keys);
+/// @endcode
 template <int N, typename T>
 TILESORT_DEVICE void load_consecutive(const T* src, int valid, T (&items)[N]) {
   if constexpr ((N * sizeof(T)) % 16 == 0) {
     if (can_vectorize<N>(src, valid)) {
       constexpr int vectors = N * sizeof(T) / 16;
       uint4 raw[vectors];
-#pragma unroll
+      TILESORT_UNROLL
       for (int v = 0; v < vectors; ++v) raw[v] = reinterpret_cast<const uint4*>(src)[v];
       // memcpy rather than a pointer cast keeps the types' aliasing legal;
       // the compiler turns it into register moves.
@@ -33,12 +40,16 @@ TILESORT_DEVICE void load_consecutive(const T* src, int valid, T (&items)[N]) {
       return;
     }
   }
-#pragma unroll
+  TILESORT_UNROLL
   for (int i = 0; i < N; ++i)
     if (i < valid) items[i] = src[i];
 }
 
-// Store dst[i] = items[i] for i < valid.
+/// Stores dst[i] = items[i] for i < valid; one 16-byte access per vector
+/// where can_vectorize() allows.
+/// @code
+/// tilesort::store_consecutive(out + tile_base + threadIdx.x * 4, valid - threadIdx.x * 4, keys);
+/// @endcode
 template <int N, typename T>
 TILESORT_DEVICE void store_consecutive(T* dst, int valid, const T (&items)[N]) {
   if constexpr ((N * sizeof(T)) % 16 == 0) {
@@ -46,12 +57,12 @@ TILESORT_DEVICE void store_consecutive(T* dst, int valid, const T (&items)[N]) {
       constexpr int vectors = N * sizeof(T) / 16;
       uint4 raw[vectors];
       memcpy(&raw[0], &items[0], sizeof(raw));
-#pragma unroll
+      TILESORT_UNROLL
       for (int v = 0; v < vectors; ++v) reinterpret_cast<uint4*>(dst)[v] = raw[v];
       return;
     }
   }
-#pragma unroll
+  TILESORT_UNROLL
   for (int i = 0; i < N; ++i)
     if (i < valid) dst[i] = items[i];
 }

@@ -49,7 +49,7 @@ TILESORT_DEVICE T shuffle_by_words(const T& value, ShuffleWord shuffle_word) {
     shuffle_words<T> words;
     words.word[words.count - 1] = 0;  // the bytes past sizeof(T), when there are any
     std::memcpy(words.word, &value, sizeof(T));
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < words.count; ++i) words.word[i] = shuffle_word(words.word[i]);
     T result;
     std::memcpy(&result, words.word, sizeof(T));

@@ -86,7 +86,7 @@ TILESORT_HD T select_by_mask(const T& a, const T& b, unsigned mask) {
     wb.word[wb.count - 1] = 0;
     std::memcpy(wa.word, &a, sizeof(T));
     std::memcpy(wb.word, &b, sizeof(T));
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < wa.count; ++i) wa.word[i] = wb.word[i] ^ ((wa.word[i] ^ wb.word[i]) & mask);
     T result;
     std::memcpy(&result, wa.word, sizeof(T));
@@ -215,7 +215,7 @@ struct warp_bitonic_network {
                                         Compare comp) {
     // Real slots of this lane: the upper slot j of a pair decides.
     const int lane_real = place.limit - place.lane * Slots;
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < Slots; ++i) {
       const int j = i ^ SlotMask;
       if (j > i) order_pair(keys[i], keys[j], values[i], values[j], !Guarded || j < lane_real, comp);
@@ -231,7 +231,7 @@ struct warp_bitonic_network {
     const lane_role role = make_lane_role((place.lane & ((LaneMask + 1) / 2)) != 0);
     Key other_keys[Slots];
     Value other_values[Slots];
-#pragma unroll
+    TILESORT_UNROLL
     for (int e = 0; e < Slots; ++e) {
       other_keys[e] = exchange.exchange_xor(keys[Slots - 1 - e], LaneMask);
       if constexpr (!std::is_empty_v<Value>) other_values[e] = exchange.exchange_xor(values[Slots - 1 - e], LaneMask);
@@ -243,7 +243,7 @@ struct warp_bitonic_network {
     const int upper_lane = place.lane ^ (LaneMask & lower_mask);
     const int upper_slot_flip = (Slots - 1) & lower_mask;
     const int upper_lane_real = place.limit - upper_lane * Slots;
-#pragma unroll
+    TILESORT_UNROLL
     for (int e = 0; e < Slots; ++e) {
       const bool active = !Guarded || (e ^ upper_slot_flip) < upper_lane_real;
       keep_by_position(keys[e], values[e], other_keys[e], other_values[e], role, active, comp);
@@ -257,7 +257,7 @@ struct warp_bitonic_network {
                                            Compare comp, const Exchange& exchange) {
     const lane_role role = make_lane_role((place.lane & LaneMask) != 0);
     const int upper_lane_real = place.limit - (place.lane | LaneMask) * Slots;
-#pragma unroll
+    TILESORT_UNROLL
     for (int e = 0; e < Slots; ++e) {
       const Key other_key = exchange.exchange_xor(keys[e], LaneMask);
       Value other_value = values[e];
@@ -275,7 +275,7 @@ TILESORT_HD void shift_window(T (&window)[Size], int offset) {
   if constexpr (Bit < Bits) {
     constexpr int distance = 1 << Bit;
     const unsigned shift = opaque_mask(((offset >> Bit) & 1) != 0);
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i + distance < Size; ++i) window[i] = select_by_mask(window[i + distance], window[i], shift);
     shift_window<Bit + 1, Bits>(window, offset);
   }
@@ -299,13 +299,13 @@ TILESORT_HD void reblock(const T (&src)[SrcItems], T (&dst)[DstItems], int lane,
     const int first_lane = first / SrcItems;
     const int offset = first % SrcItems;
     T window[window_size];
-#pragma unroll
+    TILESORT_UNROLL
     for (int i = 0; i < window_size; ++i) {
       // Source lanes past the logical warp wrap around (their items are never used).
       window[i] = exchange.exchange_from(src[i % SrcItems], first_lane + i / SrcItems);
     }
     shift_window<0, offset_bits>(window, offset);
-#pragma unroll
+    TILESORT_UNROLL
     for (int k = 0; k < DstItems; ++k) dst[k] = window[k];
   }
 }
@@ -347,13 +347,19 @@ inline constexpr bool is_comparator_argument = !std::is_arithmetic_v<Compare>;
 /// (blocked arrangement in and out: lane i ends with ranks [i*IPT, (i+1)*IPT)).
 /// Not stable. All 32 lanes of the warp must call it together.
 ///
-///   __global__ void sort_tiles(std::uint32_t* data) {    // 32 threads per warp
-///     const int base = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
-///     std::uint32_t keys[4];
-///     for (int i = 0; i < 4; ++i) keys[i] = data[base + i];
-///     tilesort::warp_sort(keys);                         // 128 keys per warp
-///     for (int i = 0; i < 4; ++i) data[base + i] = keys[i];
-///   }
+/// @tparam LogicalWarpThreads lanes per independent sort (a power of two, at most 32)
+/// @param keys this lane's ItemsPerThread keys
+/// @param comp strict weak order
+///
+/// @code
+/// __global__ void sort_tiles(std::uint32_t* data) {    // 32 threads per warp
+///   const int base = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+///   std::uint32_t keys[4];
+///   for (int i = 0; i < 4; ++i) keys[i] = data[base + i];
+///   tilesort::warp_sort(keys);                         // 128 keys per warp
+///   for (int i = 0; i < 4; ++i) data[base + i] = keys[i];
+/// }
+/// @endcode
 ///
 /// `tilesort::warp_sort<8>(keys, tilesort::greater{})` sorts four independent
 /// 8-lane groups of 32 keys each, descending.
@@ -373,11 +379,13 @@ TILESORT_DEVICE void warp_sort(Key (&keys)[ItemsPerThread], Compare comp = {}) {
 /// moves) or >= the tile (a full sort); it must be equal on the lanes of one
 /// logical warp and may differ between logical warps. Not stable.
 ///
-///   std::uint32_t keys[4];                        // lane's items of a ragged tile
-///   const int valid = min(n - tile_base, 128);
-///   for (int i = 0; i < 4; ++i) if (lane * 4 + i < valid) keys[i] = in[tile_base + lane * 4 + i];
-///   tilesort::warp_sort(keys, valid);
-///   for (int i = 0; i < 4; ++i) if (lane * 4 + i < valid) out[tile_base + lane * 4 + i] = keys[i];
+/// @code
+/// std::uint32_t keys[4];                        // lane's items of a ragged tile
+/// const int valid = min(n - tile_base, 128);
+/// for (int i = 0; i < 4; ++i) if (lane * 4 + i < valid) keys[i] = in[tile_base + lane * 4 + i];
+/// tilesort::warp_sort(keys, valid);
+/// for (int i = 0; i < 4; ++i) if (lane * 4 + i < valid) out[tile_base + lane * 4 + i] = keys[i];
+/// @endcode
 template <int LogicalWarpThreads = 32, typename Key, int ItemsPerThread, typename Compare = less>
 TILESORT_DEVICE void warp_sort(Key (&keys)[ItemsPerThread], int valid_items, Compare comp = {}) {
   detail::no_value values[ItemsPerThread];
@@ -390,11 +398,13 @@ TILESORT_DEVICE void warp_sort(Key (&keys)[ItemsPerThread], int valid_items, Com
 /// order (pass the original index as the value, or a (key, index) key, when
 /// that matters).
 ///
-///   float keys[8];
-///   std::uint32_t ids[8];
-///   ...
-///   tilesort::warp_sort_pairs(keys, ids);                  // 256 pairs per warp
-///   tilesort::warp_sort_pairs<16>(keys, ids, tilesort::greater{});  // 2 x 128
+/// @code
+/// float keys[8];
+/// std::uint32_t ids[8];
+/// ...
+/// tilesort::warp_sort_pairs(keys, ids);                  // 256 pairs per warp
+/// tilesort::warp_sort_pairs<16>(keys, ids, tilesort::greater{});  // 2 x 128
+/// @endcode
 template <int LogicalWarpThreads = 32, typename Key, typename Value, int ItemsPerThread, typename Compare = less>
 TILESORT_DEVICE void warp_sort_pairs(Key (&keys)[ItemsPerThread], Value (&values)[ItemsPerThread], Compare comp = {}) {
   static_assert(detail::is_comparator_argument<Compare>,
@@ -406,7 +416,9 @@ TILESORT_DEVICE void warp_sort_pairs(Key (&keys)[ItemsPerThread], Value (&values
 /// the pairs past it keep their slots (see the keys-only valid_items
 /// overload for the rules).
 ///
-///   tilesort::warp_sort_pairs<8>(keys, values, segment_length);  // one segment per 8 lanes
+/// @code
+/// tilesort::warp_sort_pairs<8>(keys, values, segment_length);  // one segment per 8 lanes
+/// @endcode
 template <int LogicalWarpThreads = 32, typename Key, typename Value, int ItemsPerThread, typename Compare = less>
 TILESORT_DEVICE void warp_sort_pairs(Key (&keys)[ItemsPerThread], Value (&values)[ItemsPerThread], int valid_items,
                                      Compare comp = {}) {
