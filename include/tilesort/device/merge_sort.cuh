@@ -1,78 +1,33 @@
 // device/merge_sort.cuh — stable device-wide merge sort of keys or key-value
-// pairs, any trivially copyable key, any strict weak order, 64-bit sizes.
+// pairs: any trivially copyable key, any strict weak order, 64-bit sizes.
+// This file holds the launch sequence and the public entry points; the
+// pieces are beside it:
+//   merge_sort_policy.cuh     tuning: tile shapes, ways, blocks per SM
+//   merge_sort_blocksort.cuh  1. blocksort: runs of T = block_threads x
+//                             block_items keys (block_sort, stable)
+//   merge_sort_kway.cuh       2. K-way merge passes (items of 4 bytes and
+//                             more; K = 4, 8 for 8-byte keys): per pass a
+//                             cut launch and a merge launch
+//   merge_sort_pairwise.cuh   2'. pairwise passes (smaller items): per pass
+//                             a partition launch and a merge launch
+// Buffers ping-pong between keys_out and the temp buffer; the blocksort picks
+// its destination by the parity of the pass count, so the last pass writes
+// keys_out and no copy is needed (detail/merge_sort_plan.cuh). Every launch
+// after the blocksort is a dependent launch on sm_90
+// (detail/dependent_launch.cuh). Pairs merge keys only, carrying each
+// output's source index; values are loaded with the keys and stored by it.
 //
-// Algorithm (ModernGPU/CUB shape, flat):
-//   1. blocksort: each block loads a tile of T = block_threads x block_items
-//      keys (coalesced, transposed to the blocked arrangement in shared
-//      memory), sorts it with block_sort (stable) and stores it back: runs
-//      of T.
-//   2. Merge passes, 8-way (8-byte keys), 4-way (other items of 4 bytes
-//      and more) or pairwise (smaller items): merge_ways in the policy.
-//      Pairwise: ceil(log2(ceil(n / T))) passes; pass p merges sorted runs
-//      of T << p keys in pairs. Each pass is two launches:
-//        partition: one 64-bit merge-path search in global memory per merge-tile
-//                   boundary (ceil(n / M) + 1 searches, M = merge tile), 8
-//                   lanes per search;
-//        merge:     each block loads its A and B slices (coalesced) into
-//                   shared memory, every thread runs a merge-path search there
-//                   and serially merges merge_items outputs, and the block
-//                   stores its M outputs coalesced through padded shared memory.
-//      K-way: ceil(log_K(ceil(n / T))) passes; pass p merges groups of K
-//      runs of T·K^p keys. Each pass is two launches:
-//        cut:       every 2^s-th key of every run is a sample; the samples of
-//                   a group are ranked in the merged order (searches among
-//                   the other runs' samples), and every cut_samples-th one
-//                   cuts the group: its split in each run (a search between
-//                   two samples) bounds a tile of at most (cut_samples + K)
-//                   x 2^s keys (detail/merge_sort_plan.cuh, kway_pass_shape);
-//        merge:     each block copies its tile's K slices into shared memory
-//                   (cp.async, or through registers for items whose size
-//                   or alignment is not a multiple of 4 bytes),
-//                   merges them pairwise in log2(K) rounds (each thread
-//                   merging merge_items outputs per round; a later round
-//                   with nothing to merge, as in a last pass of fewer than
-//                   K runs, is skipped) and stores the tile coalesced.
-//      (The locality sort runs the k-way passes for random keys on grids of
-//      about a wave, so that other input skips them cheaply: persistent
-//      merge blocks taking tiles from a counter, cut lanes striding.)
-//      Pairs merge keys only, carrying each output's source index; the
-//      values are loaded into shared memory with the keys (so a tile waits
-//      for DRAM once) and stored by that index.
-//   Buffers ping-pong between keys_out and the temp buffer; the blocksort
-//   picks its destination by the parity of the pass count, so the last pass
-//   writes keys_out and no copy is ever needed (detail/merge_sort_plan.cuh).
-//   Every launch after the blocksort is a dependent launch on sm_90
-//   (detail/dependent_launch.cuh): no launch gap between the passes.
-//
-// Cost: 1 + merge_passes reads and writes of every key (and value), 1 + 2 x
-// merge_passes launches; n <= T: one launch, keys_in -> keys_out directly
-// (n <= 1024 keys of up to 8 bytes: one block of 128 threads);
-// n == 1: a copy (when out != in); n == 0: nothing. With the sm_90 policy
-// below (T = 8192 for u32 keys, 4096 for 8-byte items), passes over DRAM
-// (blocksort + merges) at 2^20 / 2^24 / 2^28 keys are 5 / 7 / 9 for u32
-// keys and u32 pairs (4-way; pairwise passes from T = 8192 would take 8 /
-// 12 / 16) and 4 / 5 / 7 for u64 keys (8-way); CUB's 4352-key
-// tiles (u32 keys, pairs) take 9 / 13 / 17 and its 2048-key tiles (u64
-// keys) 10 / 14 / 18. merge_sort_passes(n) says it for any n.
-// Shared memory: blocksort max(block_sort's temp_storage, the transposes)
-// (u32 keys 33 KB, u64 keys and u32 pairs 34 KB; 68 KB for the early-exit
-// sorts' 8192-key tiles of 8-byte items, opted in above 48 KB);
-// merge M keys (+ M ints and M values for pairs), keys and ints padded by
-// one word per 128 bytes (u32 keys 16.5 KB, u64 keys 33 KB, u32 pairs 49 KB).
-// Temp storage: n keys (+ n values) + 8 bytes per merge-tile boundary
-// (pairwise) or K x 8 bytes per tile (k-way, the largest pass) when a merge
-// pass is needed (256-byte aligned buffers); 1 byte otherwise.
-//
-// In place (keys_out == keys_in, values likewise) works: the blocksort reads
-// each tile into registers before any block writes that tile, and every
-// merge pass reads one buffer and writes the other.
-//
-//   std::size_t temp_bytes = 0;
-//   tilesort::merge_sort_keys(nullptr, temp_bytes, d_in, d_out, n);          // size query
-//   cudaMallocAsync(&d_temp, temp_bytes, stream);
-//   tilesort::merge_sort_keys(d_temp, temp_bytes, d_in, d_out, n, tilesort::less{}, stream);
-//   // or, allocating stream-ordered temp storage itself:
-//   tilesort::merge_sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::greater{}, stream);
+// Cost: 1 + P reads and writes of every item and 1 + 2P launches for P merge
+// passes (merge_sort_passes(n) says the total for any n): with the sm_90
+// policy 5 / 7 / 9 passes over DRAM at 2^20 / 2^24 / 2^28 u32 keys or u32
+// pairs, 4 / 5 / 7 for u64 keys. n <= T: one launch, keys_in -> keys_out
+// (n <= 1024 keys of up to 8 bytes: one block of 128 threads); n == 1: a
+// copy; n == 0: nothing. Shared memory: blocksort 33-34 KB (68 KB for the
+// early-exit sorts' 8192-key tiles of 8-byte items), merge M keys (+ M ints
+// and M values for pairs), padded. Temp storage: n keys (+ n values) plus
+// the partitions or cuts of the largest pass (256-byte aligned buffers) when
+// a merge pass is needed; 1 byte otherwise. In place (keys_out == keys_in,
+// values likewise) works. Tuning history: docs/tuning/merge_sort.md.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -304,22 +259,42 @@ cudaError_t merge_sort_allocating(const Key* keys_in, Key* keys_out, const Value
 }  // namespace detail
 
 // ------------------------------------------------------------------ public API
-// Times merge_sort_keys/pairs reads and writes every key in DRAM for n keys
-// (blocksort + merge passes; 1 for n == 1, 0 for n == 0). The benchmark
-// reports bytes moved per key as 2 x passes x (sizeof(Key) + sizeof(Value)).
+/// Number of times merge_sort_keys / merge_sort_pairs read and write every
+/// item in DRAM for n keys (blocksort + merge passes; 1 for n == 1, 0 for
+/// n == 0). Bytes moved per key are 2 x passes x (sizeof(Key) + sizeof(Value)).
+///
+/// @tparam Key   key type
+/// @tparam Value value type, or void for keys only
+/// @param n      number of keys
+///
+/// @code
+/// const int passes = tilesort::merge_sort_passes<std::uint32_t>(std::int64_t(1) << 24);  // 7
+/// @endcode
 template <typename Key, typename Value = void>
 constexpr int merge_sort_passes(std::int64_t n) {
   using payload = std::conditional_t<std::is_void_v<Value>, detail::no_value, Value>;
   return detail::merge_sort_passes(detail::merge_sort_setup<Key, payload>::make_plan(n));
 }
 
-// Stable sort of n keys: keys_out[0, n) = keys_in[0, n) ordered by comp.
-// Call with d_temp == nullptr to get temp_bytes (nothing else happens).
-//
-//   std::size_t bytes = 0;
-//   tilesort::merge_sort_keys(nullptr, bytes, d_in, d_out, n);
-//   void* d_temp; cudaMalloc(&d_temp, bytes);
-//   tilesort::merge_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::greater{}, stream);
+/// Stable sort of n keys: keys_out[0, n) = keys_in[0, n) ordered by comp.
+/// Call with d_temp == nullptr to get temp_bytes (nothing else happens).
+/// keys_out may equal keys_in.
+///
+/// @param d_temp     device temp storage, or nullptr for the size query
+/// @param temp_bytes size of d_temp; set by the size query
+/// @param keys_in    device input keys
+/// @param keys_out   device output keys
+/// @param n          number of keys (64-bit)
+/// @param comp       strict weak order (tilesort::less, tilesort::greater or any functor)
+/// @param stream     stream the kernels run on
+/// @return cudaSuccess, or the first CUDA or argument error (nothing launched then)
+///
+/// @code
+/// std::size_t bytes = 0;
+/// tilesort::merge_sort_keys(nullptr, bytes, d_in, d_out, n);   // size query
+/// void* d_temp; cudaMalloc(&d_temp, bytes);
+/// tilesort::merge_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::greater{}, stream);
+/// @endcode
 template <typename Key, typename Compare = less>
 cudaError_t merge_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out, std::int64_t n,
                             Compare comp = {}, cudaStream_t stream = 0) {
@@ -327,10 +302,14 @@ cudaError_t merge_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* ke
                                                              comp, stream);
 }
 
-// Stable sort of n (key, value) pairs by key; values travel with their keys.
-//
-//   tilesort::merge_sort_pairs(nullptr, bytes, d_keys, d_keys, d_vals, d_vals, n);   // size query
-//   tilesort::merge_sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n);    // in place
+/// Stable sort of n (key, value) pairs by key; values travel with their keys.
+/// keys_out may equal keys_in, values_out values_in. Parameters as
+/// merge_sort_keys, plus the device arrays values_in and values_out.
+///
+/// @code
+/// tilesort::merge_sort_pairs(nullptr, bytes, d_keys, d_keys, d_vals, d_vals, n);   // size query
+/// tilesort::merge_sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n);    // in place
+/// @endcode
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t merge_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                              const Value* values_in, Value* values_out, std::int64_t n, Compare comp = {},
@@ -338,17 +317,26 @@ cudaError_t merge_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* k
   return detail::merge_sort_two_phase(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream);
 }
 
-// Same, with stream-ordered temp storage (cudaMallocAsync/cudaFreeAsync on
-// `stream`, only when a merge pass needs it); graph-capturable. A failed
-// allocation returns cudaErrorMemoryAllocation with nothing written.
-//
-//   tilesort::merge_sort_keys(d_keys, d_keys, n, tilesort::less{}, stream);
+/// merge_sort_keys with stream-ordered temp storage (cudaMallocAsync /
+/// cudaFreeAsync on `stream`, only when a merge pass needs it);
+/// graph-capturable. A failed allocation returns cudaErrorMemoryAllocation
+/// with nothing written.
+///
+/// @code
+/// tilesort::merge_sort_keys(d_keys, d_keys, n, tilesort::less{}, stream);
+/// @endcode
 template <typename Key, typename Compare = less>
 cudaError_t merge_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Compare comp = {},
                             cudaStream_t stream = 0) {
   return detail::merge_sort_allocating<Key, detail::no_value>(keys_in, keys_out, nullptr, nullptr, n, comp, stream);
 }
 
+/// merge_sort_pairs with stream-ordered temp storage, as the merge_sort_keys
+/// overload without d_temp.
+///
+/// @code
+/// tilesort::merge_sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::greater{}, stream);
+/// @endcode
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t merge_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                              std::int64_t n, Compare comp = {}, cudaStream_t stream = 0) {

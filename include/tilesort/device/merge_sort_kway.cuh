@@ -1,4 +1,17 @@
-// device/merge_sort_kway.cuh — KWAYHEADER
+// device/merge_sort_kway.cuh — the k-way merge passes of the device merge
+// sort (device/merge_sort.cuh), for items of 4 bytes and more: pass p merges
+// groups of K = merge_ways runs of T·K^p keys, in two launches. The cut
+// kernel ranks every cut_stride-th key of each run (a sample) among its
+// group's samples and, at every cut_samples-th rank, finds the split in each
+// run: a tile of at most (cut_samples + K) x cut_stride keys
+// (detail/merge_sort_plan.cuh, kway_pass_shape). The merge kernel copies a
+// tile's K slices into shared memory (cp.async, or through registers for
+// items whose size or alignment is not a multiple of 4 bytes), merges them
+// pairwise in log2(K) rounds of merge_items outputs per thread, skipping
+// rounds with nothing to merge, and stores the tile coalesced. ceil(log_K(runs))
+// passes, one read and one write of every item each. The locality sort runs
+// these passes on grids of about a wave (persistent merge blocks, striding
+// cut lanes) so that input that needs no pass skips them cheaply.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -163,13 +176,8 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
   if constexpr (copies_to_shared_async<Key> && (!pairs || copies_to_shared_async<Value>)) {
     // Load slice by slice, straight to shared memory (cp.async): this
     // thread's items k of slice m form one range of k, each copied from one
-    // base plus k x Threads. Against the register load below (H100 probe,
-    // 2026-11-24, gpu timing, median of 9, two runs, against CUB, 2^20 /
-    // 2^22 / 2^24 / 2^26): u32 keys 1.02 / 0.98 / 1.02 / 0.97x -> 1.10 /
-    // 1.06 / 1.15 / 1.08x, u64 keys 1.24 / 1.48 / 1.58 / 1.49x -> 1.35-1.39 /
-    // 1.53 / 1.62 / 1.55x, u32 pairs 1.02 / 1.41 / 1.39 / 1.38x -> 1.06 / 1.44
-    // / 1.42 / 1.41x, u64 pairs even; no staging registers (u32 keys 40 -> 36
-    // registers, the spill gone).
+    // base plus k x Threads. Faster than the register load below by 3-10%
+    // and no staging registers (docs/tuning/merge_sort.md).
     constexpr int thread_shift = log2_floor(Threads);
     const auto first_item_at = [&](int bound) {  // the first k with thread + k x Threads >= bound
       return bound > thread ? (bound - thread + Threads - 1) >> thread_shift : 0;
@@ -203,8 +211,7 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
       }
     }
     // Item k's slot as one base plus constants, except for keys of 8 bytes
-    // or more, where the base took registers the loads needed (u64 keys at
-    // 2^24: 40 bytes of spill, 1396-1404 us against 1324-1330).
+    // or more, where the base took registers the loads needed (it spilled).
     Key* keys_striped = storage.keys + transpose_slot<Key>(thread);  // item k at keys_striped[k * striped_step]
 #pragma unroll
     for (int k = 0; k < Items; ++k) {
@@ -336,14 +343,9 @@ TILESORT_DEVICE void merge_sort_kway_tiles(merge_sort_kway_storage<Key, Value, P
 // about the resident blocks, each taking tile after tile from a counter
 // (`tiles_taken`, zeroed; the first tile of a block is its own index), the
 // next one fetched while the current one merges. A skipped pass then costs
-// a launch of a wave instead of a block per tile: H100 probe, 6 skipped
-// 4-way passes over 2^24 keys took 44-50 us on resident grids against 68
-// with a block per tile (7 passes over 2^26: 54 against 264). Merging, the
-// persistent kernel is slower than one block per tile (2^24 u32 keys 597 us
-// against 569, u32 pairs 908-912 against 841-843; 2^26 keys 2533 against
-// 2485), so merge_sort keeps the latter. Tried on resident grids: each block
-// taking every grid-th tile, 662-670 us (uneven tiles); taking from the
-// counter without fetching ahead, 611-624 us.
+// a launch of a wave instead of a block per tile. When it merges, the
+// persistent kernel is slower than one block per tile, so merge_sort keeps
+// the latter (docs/tuning/merge_sort.md).
 template <typename Policy, bool Persistent, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
     merge_sort_kway_kernel(const Key* keys_src, Key* keys_dst, const Value* values_src, Value* values_dst,

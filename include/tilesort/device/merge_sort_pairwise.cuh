@@ -1,4 +1,14 @@
-// device/merge_sort_pairwise.cuh — PAIRWISEHEADER
+// device/merge_sort_pairwise.cuh — the pairwise merge passes of the device
+// merge sort (device/merge_sort.cuh), used for items under 4 bytes and by the
+// early-exit sort's merges. Pass p merges runs of T << p keys in pairs, in
+// two launches: the partition kernel finds each merge tile's split by a
+// 64-bit merge-path search in global memory (a group of partition_ways lanes
+// per tile boundary); the merge kernel loads each tile's A and B slices
+// coalesced into shared memory, every thread merges merge_items outputs after
+// its own merge-path search there, and the block stores its M outputs
+// coalesced through padded shared memory. Pairs merge keys carrying each
+// output's source index and gather the values by it. One read and one write
+// of every item per pass.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -35,9 +45,8 @@ struct search_lanes {
 // takes, for i = 0 .. merge_tiles, a group of Ways lanes each (merge_path_kway).
 // This kernel is all waiting for DRAM, on latency and on bytes: with Ways = 8
 // a search over 2^23 candidates takes 8 rounds of 16 sector reads, where a
-// warp (Ways = 32) takes 5 rounds of 64 (2.5x the bytes: on an H100 at 2^24
-// keys that made the kernel DRAM-bound, 11-23 us a pass) and one thread's
-// binary search takes 23 rounds of 2.
+// warp (Ways = 32) takes 5 rounds of 64 (2.5x the bytes, DRAM-bound) and one
+// thread's binary search takes 23 rounds of 2 (docs/tuning/merge_sort.md).
 template <int Ways, typename Key, typename Compare>
 __global__ void merge_sort_partition_kernel(const Key* keys, std::int64_t n, std::int64_t run, int merge_tile_items,
                                             std::int64_t partition_count, std::int64_t* partitions, Compare comp) {
@@ -174,8 +183,7 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
       merge_tile_range(tile, Policy::merge_tile_items, run, n, partitions[tile], partitions[tile + 1]);
   // One code path for full and partial tiles: with a second, unchecked
   // instantiation inlined beside this one, nvcc 13.0 produced wrong merges
-  // for full tiles on sm_90 (keys alone; found on the H100, not reproduced on
-  // the host, where the same steps are correct).
+  // for full tiles on sm_90 (keys alone; the same steps are correct on the host).
   merge_sort_merge_tile<false, Policy::merge_threads, Policy::merge_items>(storage, slices, keys_src, keys_dst,
                                                                            values_src, values_dst, comp);
 }
