@@ -1,4 +1,14 @@
-// device/early_exit_blocksort.cuh — BLOCKSORTHEADER
+// device/early_exit_blocksort.cuh — the first launch of the early-exit merge
+// sort (device/early_exit_merge.cuh): one block per blocksort entry (a tile
+// of T keys aligned to its segment's first key) loads its tile with
+// merge_sort's warp transposes, checks whether it is already in order (then
+// it skips the sort and, out of place, warps store their keys at once),
+// else sorts it with block_sort; it samples pairs of keys 16 threads apart
+// to decide whether the tile looks local, writes the tile where the passes
+// that follow expect it (keys_out, or the temp buffer for tiles random keys
+// will merge), and records each merge tile's buffer and the counters the
+// passes kernel starts from. One read and one write of every key (read only
+// for an in-order tile sorted in place).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -89,12 +99,8 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
   // below) stores them to keys_out now, from its transpose region, which
   // still holds them as loaded. An in-order tile is local, so keys_out is
   // where it goes, and it is not written again below; any other tile's
-  // sorted keys, or the passes, overwrite what was stored early. H100 bench,
-  // lat, 2026-11-25, three alternating runs without -> with, locality sorted
-  // out of place, GKeys/s: u32 2^22 / 2^24 / 2^26 136-147 / 169-171 / 233-236
-  // -> 146-162 / 181-187 / 259-265, u32 pairs 91-94 / 125-126 / 159-163 ->
-  // 98-102 / 130-133 / 167-168; nearly sorted, random and in place within
-  // 2%; long segments of the segmented sort within the run-to-run spread.
+  // sorted keys, or the passes, overwrite what was stored early. Sorted
+  // input out of place gains 5-10% (docs/tuning/locality_sort.md).
   const bool early_keys = Full && buffers.keys(in_output) != keys_in;
   const bool early_values = Full && pairs && buffers.values(in_output) != values_in;
   if (early_keys || early_values) {
@@ -173,12 +179,7 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
 // The passes of a list of one segment (a locality sort), worked out on the
 // host: the blocksort's blocks would each repeat their 64-bit divisions
 // before loading their tile (thread 0, the rest of the block waiting), the
-// k-way plan's from 2^24 keys on. H100 bench, lat, 2026-11-25, three
-// alternating runs, GKeys/s, locality u32 keys sorted 2^24 / 2^26 / 2^28:
-// 187-190 / 258-262 / 293-298 -> 192-194 / 276-280 / 317-319 (in place 204-
-// 207 / 301-322 / 385-388 -> 215-219 / 355-361 / 428-435), nearly sorted
-// 77-79 / 97 / 103 -> 80 / 100-101 / 107, u32 pairs sorted in place 2^28
-// 303-313 -> 350-355; random and below 2^24 within the run-to-run spread.
+// k-way plan's from 2^24 keys on (docs/tuning/locality_sort.md).
 struct early_exit_list_passes {
   int needed = 0;  // pairwise passes of the whole list (merge_passes_for)
   int random = 0;  // flips of the passes random keys run: merge_sort's k-way ones or those

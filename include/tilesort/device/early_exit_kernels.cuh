@@ -1,4 +1,11 @@
-// device/early_exit_kernels.cuh — KERNELSHEADER
+// device/early_exit_kernels.cuh — the kernels of the early-exit merge sort
+// after its blocksort (device/early_exit_merge.cuh launches them): the
+// passes kernel (one cooperative launch running the phases of
+// device/early_exit_phases.cuh: boundary windows, then per pass jobs and
+// merges, then the final copy), the dense passes kernel that runs
+// merge_sort's passes for random keys in a locality sort (pairwise, or
+// k-way in one cooperative launch), and the kernel that writes sort_stats
+// from the counters.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,8 +27,8 @@ namespace tilesort::detail {
 // (blocksort_to_temp), nothing is in order or fixable by a window, and
 // every pass merges every tile. So these are merge_sort's passes, in one
 // cooperative launch at an occupancy the passes kernel (80 registers, 3
-// blocks per SM) does not reach: its job and merge phases took about 26 us
-// more per pass than merge_sort's two kernels (2^24 u32 keys, H100).
+// blocks per SM) does not reach: its job and merge phases were slower than
+// merge_sort's two kernels on every pass.
 // Block b merges the same contiguous run of merge tiles in every pass (the
 // tiles split evenly, the first ones one more) and finds their partitions
 // itself, up to job_groups - 1 tiles at a time (a group of job_ways lanes
@@ -183,15 +190,11 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 
   // Passes run while some boundary is out of order after the windows (none:
   // the boundary plans left both location arrays alike) and some segment
-  // needs them. Their merges gather with cp.async, the windows' with
-  // registers. H100, 2^24, locality probe against the register gather in
-  // both: this form, u32 keys random 1143 -> 1137-1139 us, u32 pairs random
-  // 2113 -> 2040, nearly sorted unchanged; cp.async in both (one run):
-  // random 1103-1110 us, pairs 2029, but nearly sorted (all windows)
-  // 192-194 -> 194-197 us, pairs 338 -> 354. (Written with one
-  // merge call site for the windows and the passes, this kernel sorted
-  // wrongly in most locality tests on the H100 while this form passes them;
-  // the cause was not found. merge_sort_merge_kernel notes a like case.)
+  // needs them. Their merges gather with cp.async (faster for random keys),
+  // the windows' with registers (faster for nearly sorted input). Written
+  // with one merge call site for the windows and the passes, this kernel
+  // sorted wrongly on sm_90 (cause not found; merge_sort_merge_kernel notes
+  // a like case), so the two call sites stay.
   int pass = 0;
   for (;; ++pass) {
     const unsigned needed = control->out_of_order_boundaries == 0 ? 0u : control->needed_passes;

@@ -1,8 +1,14 @@
 // device/early_exit_merge.cuh — the merge sort with early exit that locality
 // sort runs on the whole array and segmented sort runs on its long segments
 // (each sorted on its own, tiles aligned to its first key). The decisions are
-// detail/merge_jobs.cuh (host-tested); this file holds the kernels and their
-// launch sequence.
+// detail/merge_jobs.cuh (host-tested); this file holds the temp layout and
+// the launch sequence, the pieces are beside it:
+//   early_exit_policy.cuh     tuning, and where random keys' passes run
+//   early_exit_types.cuh      buffers, segment list, jobs, counters
+//   early_exit_blocksort.cuh  1. the blocksort kernel
+//   early_exit_phases.cuh     the passes kernel's phases
+//   early_exit_kernels.cuh    2. the passes kernel, 3. the dense passes, stats
+// Tuning history: docs/tuning/locality_sort.md.
 //
 // Launches (P = merge passes, bounded on the host by the longest possible
 // segment; passes a segment does not need cost it nothing):
@@ -68,7 +74,7 @@
 #include "../thread/thread_sort.cuh"
 #include "../warp/warp_shuffle.cuh"
 #include "../detail/merge_sort_plan.cuh"
-#include "merge_sort.cuh"  // merge_sort_policy: the same tiles as the merge sort
+#include "merge_sort.cuh"  // merge_sort_allow_smem, launch_kway_pass
 #include "sort_stats.cuh"
 #include "early_exit_kernels.cuh"
 #include "early_exit_policy.cuh"

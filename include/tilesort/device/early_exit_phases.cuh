@@ -1,4 +1,18 @@
-// device/early_exit_phases.cuh — PHASESHEADER
+// device/early_exit_phases.cuh — the phases of the early-exit merge sort's
+// passes kernel (device/early_exit_kernels.cuh), each run by every block of
+// a cooperative grid between grid barriers:
+//   boundaries  one thread per blocksort tile plans the boundary at its
+//               start (detail/merge_jobs.cuh, boundary_group): in order, a
+//               window merge (queued), or out of order (counted);
+//   jobs        a group of job_ways lanes per merge-tile boundary plans its
+//               group (in order / window / tiles), searches the tile's
+//               partition and queues resolved merge jobs (merge_job);
+//   merge       the blocks take the queued jobs in a fixed order and merge
+//               them in shared memory (a window in place, a tile into the
+//               other buffer);
+//   final copy  tiles that some pass left in the temp buffer move to keys_out.
+// Work is done only where keys are out of order: a pass that merges nothing
+// costs its plans.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,10 +34,8 @@ namespace tilesort::detail {
 // in order, a window merge (queued), or `tiles`, which it counts in
 // out_of_order_boundaries. It also copies its tile's locations to the next
 // pass's array (the windows merge in place), so that both arrays are right
-// when the passes find nothing to do. (Spreading the plans over more blocks,
-// 32 per block instead of 256, left the phase as long: H100, 2^22 u32
-// nearly sorted, 6.3 against 6.6 us from the kernel's start to the last
-// block's last plan; it waits on each plan's chain of dependent loads.)
+// when the passes find nothing to do. The phase waits on each plan's chain
+// of dependent loads, so spreading the plans over more blocks did not help.
 template <typename Policy, typename Key, typename Compare>
 __device__ __noinline__ void early_exit_plan_boundaries(std::int64_t first, const Key* keys_out, const Key* keys_temp,
                                                 const merge_segment_list& list, const std::uint8_t* locations,
@@ -265,12 +277,6 @@ TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffe
 // slices from the buffers that hold them and writes the other buffer at its
 // own positions (nothing else reads there in this pass); a window merge
 // rewrites its window in place. Async: see early_exit_merge_slices.
-// Tried: the boundary windows of at most 32 x merge_items keys merged by one
-// warp each (a block's 8 warps take 8 windows at once) before the blocks
-// take the others. H100, locality probe, u32 nearly sorted: 2^24 197-200 ->
-// 185-187 us, but 2^20 and 2^22 no faster (GPU time at 2^20 25.7 -> 27.0
-// us), and segmented sort read past the keys under memcheck with it (cause
-// not found before it was dropped).
 template <bool Async, typename Policy, typename Key, typename Value, typename Compare>
 TILESORT_DEVICE void early_exit_merge_jobs(const merge_buffers<Key, Value>& buffers, const merge_job* jobs,
                                            unsigned queued, Compare comp) {
@@ -292,9 +298,8 @@ TILESORT_DEVICE void early_exit_merge_jobs(const merge_buffers<Key, Value>& buff
 // its group) may end in the temp buffer (the locations the last pass wrote
 // say so); those move to keys_out (values likewise). The blocks take the
 // merge tiles in turn (block b: entries b, b + grid, ...), and a block
-// copies a tile whole: all its loads, then all its stores. (One block per
-// 256 entries, each thread a tile, copied at one key per thread and step:
-// 1 ms of a 2^24-key segmented sort on an H100.)
+// copies a tile whole: all its loads, then all its stores (a thread per
+// tile, copying a key per step, was far slower).
 template <typename Policy, typename Key, typename Value>
 __device__ __noinline__ void early_exit_final_copy(const merge_buffers<Key, Value>& buffers, const merge_segment_list& list,
                                            std::int64_t tiles, const std::uint8_t* locations,

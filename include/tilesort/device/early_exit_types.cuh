@@ -1,4 +1,10 @@
-// device/early_exit_types.cuh — TYPESHEADER
+// device/early_exit_types.cuh — the records the early-exit merge sort's
+// kernels share (device/early_exit_merge.cuh): where a tile's keys lie
+// (keys_out or the temp buffer), the list of segments being sorted, resolved
+// merge jobs and the slices they read, and the counters of one sort
+// (merge_control, zeroed before the first kernel; sort_stats is read from
+// them). Also the two warp-aggregated atomics the job phases queue with.
+// Nothing here launches anything.
 #pragma once
 
 #include <cuda_runtime.h>
