@@ -470,6 +470,15 @@ cudaError_t bitonic_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const 
 /// Sort n keys (not stable). keys_out may equal keys_in. d_temp == nullptr:
 /// set temp_bytes (1) and return; nothing else happens.
 ///
+/// @param d_temp     non-null for the run (never read or written), nullptr for the size query
+/// @param temp_bytes set to 1 by the size query; at least 1 for the run
+/// @param keys_in    device input keys
+/// @param keys_out   device output keys
+/// @param n          number of keys (64-bit)
+/// @param comp       comparator (tilesort::less, tilesort::greater or any strict weak order)
+/// @param stream     stream the kernels run on
+/// @return cudaSuccess, or the first CUDA or argument error (nothing launched then)
+///
 /// @code
 /// tilesort::bitonic_sort_keys(d_temp, temp_bytes, d_keys, d_keys, n);   // in place, ascending
 /// @endcode
@@ -511,6 +520,12 @@ cudaError_t bitonic_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n,
   });
 }
 
+/// bitonic_sort_pairs with temp storage allocated and freed on `stream`, as
+/// the bitonic_sort_keys overload without d_temp.
+///
+/// @code
+/// tilesort::bitonic_sort_pairs(d_keys, d_keys, d_vals, d_vals, n);   // in place
+/// @endcode
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t bitonic_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                std::int64_t n, Compare comp = {}, cudaStream_t stream = 0) {

@@ -184,7 +184,7 @@ __device__ __noinline__ void early_exit_plan_jobs(std::int64_t job_block, std::i
 
 // ------------------------------------------------------------------ merge
 // A merge tile's shared memory and its steps after the load are
-// merge_sort's (device/merge_sort.cuh): keys and each output's source index
+// merge_sort's (device/merge_sort_pairwise.cuh): keys and each output's source index
 // through padded slots, values gathered by source in the striped store.
 template <typename Key, typename Value, int TileItems>
 using early_exit_merge_storage = merge_sort_merge_storage<Key, Value, TileItems>;

@@ -25,6 +25,7 @@
 // graph-capturable.
 // Temp storage: n keys (+ n values) + 2 bytes and one 32-byte job per merge
 // tile + 1.5 KB of counters (only the counters when n fits one tile).
+// Tuning (early_exit_merge_policy) and its history: docs/tuning/locality_sort.md.
 //
 //   std::size_t temp_bytes = 0;
 //   tilesort::locality_sort_keys(nullptr, temp_bytes, d_in, d_out, n);        // size query
@@ -114,6 +115,15 @@ cudaError_t locality_sort_run(void* d_temp, std::size_t& temp_bytes, const Key* 
 /// Call with d_temp == nullptr to get temp_bytes (nothing else happens).
 /// keys_out may equal keys_in.
 ///
+/// @param d_temp     device temp storage, or nullptr for the size query
+/// @param temp_bytes size of d_temp; set by the size query
+/// @param keys_in    device input keys
+/// @param keys_out   device output keys
+/// @param n          number of keys (64-bit)
+/// @param comp       strict weak order (tilesort::less, tilesort::greater or any functor)
+/// @param stream     stream the kernels run on
+/// @return cudaSuccess, or the first CUDA or argument error (nothing launched then)
+///
 /// @code
 /// tilesort::locality_sort_keys(nullptr, bytes, d_in, d_out, n);           // size query
 /// tilesort::locality_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::less{}, stream);
@@ -153,6 +163,12 @@ cudaError_t locality_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key
                                    sort_options{});
 }
 
+/// locality_sort_pairs with options: `options.stats` receives the pass
+/// statistics (sort_stats.cuh).
+///
+/// @code
+/// tilesort::locality_sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n, tilesort::less{}, stream, options);
+/// @endcode
 template <typename Key, typename Value, typename Compare>
 cudaError_t locality_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                                 const Value* values_in, Value* values_out, std::int64_t n, Compare comp,
@@ -177,6 +193,12 @@ cudaError_t locality_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n
   });
 }
 
+/// locality_sort_pairs with stream-ordered temp storage, as the
+/// locality_sort_keys overload without d_temp.
+///
+/// @code
+/// tilesort::locality_sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::less{}, stream);
+/// @endcode
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t locality_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                 std::int64_t n, Compare comp = {}, cudaStream_t stream = 0,

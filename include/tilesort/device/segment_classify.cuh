@@ -20,7 +20,7 @@
 #include "../detail/merge_jobs.cuh"
 #include "../detail/segment_ranges.cuh"
 #include "../warp/warp_shuffle.cuh"
-#include "early_exit_merge.cuh"  // merge_control, warp_add
+#include "early_exit_types.cuh"  // merge_control, warp_add
 #include "segment_row_sorters.cuh"  // has_values
 
 namespace tilesort::detail {

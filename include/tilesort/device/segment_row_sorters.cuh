@@ -24,7 +24,7 @@
 #include "../thread/thread_load.cuh"
 #include "../thread/thread_sort.cuh"
 #include "../warp/warp_sort.cuh"
-#include "early_exit_merge.cuh"  // merge_sort_allow_smem (through merge_sort.cuh)
+#include "merge_sort.cuh"  // merge_sort_allow_smem
 
 namespace tilesort {
 

@@ -481,6 +481,16 @@ inline constexpr bool is_segment_description<segments::uniform_t> = true;
 /// outside every segment then stay where they are; out of place they are
 /// copied through).
 ///
+/// @param d_temp     device temp storage, or nullptr for the size query
+/// @param temp_bytes size of d_temp; set by the size query
+/// @param keys_in    device input keys
+/// @param keys_out   device output keys
+/// @param n          number of keys (64-bit)
+/// @param segments   segments::offsets, heads, flags or uniform
+/// @param comp       strict weak order (tilesort::less, tilesort::greater or any functor)
+/// @param stream     stream the kernels run on
+/// @return cudaSuccess, or the first CUDA or argument error (nothing launched then)
+///
 /// @code
 /// auto segs = tilesort::segments::heads(d_heads, num_heads);
 /// tilesort::segmented_sort_keys(nullptr, temp_bytes, d_keys, d_keys, n, segs);   // size query
@@ -532,6 +542,13 @@ cudaError_t segmented_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Ke
                                          comp, stream, sort_options{});
 }
 
+/// segmented_sort_pairs with options, as the segmented_sort_keys overload
+/// that takes them.
+///
+/// @code
+/// tilesort::segmented_sort_pairs(d_temp, temp_bytes, d_keys, d_keys, d_vals, d_vals, n, segs, tilesort::less{},
+///                                stream, options);
+/// @endcode
 template <typename Key, typename Value, typename Segments, typename Compare,
           typename = std::enable_if_t<detail::is_segment_description<Segments>>>
 cudaError_t segmented_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
@@ -557,6 +574,12 @@ cudaError_t segmented_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t 
   });
 }
 
+/// segmented_sort_pairs with stream-ordered temp storage, as the
+/// segmented_sort_keys overload without d_temp.
+///
+/// @code
+/// tilesort::segmented_sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::segments::uniform(1000));
+/// @endcode
 template <typename Key, typename Value, typename Segments, typename Compare = less,
           typename = std::enable_if_t<detail::is_segment_description<Segments>>>
 cudaError_t segmented_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
