@@ -19,8 +19,8 @@ namespace tilesort {
 /// ValueBytes bytes (ValueBytes = 0 for keys only), chosen on an H100 (sm_90);
 /// the measurements are in docs/tuning/merge_sort.md.
 ///
-/// Blocksort tile T = block_threads x block_items (8192 items of up to 8
-/// bytes; 4096 for items of exactly 8 bytes), merge tile M = merge_threads x
+/// Blocksort tile T = block_threads x block_items (8192 items under 8
+/// bytes, 4096 of 8 to 16 bytes, 2048 above), merge tile M = merge_threads x
 /// merge_items, merge_ways-way merge passes (2: pairwise).
 ///
 /// @code
