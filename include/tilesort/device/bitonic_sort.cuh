@@ -53,11 +53,10 @@
 namespace tilesort {
 namespace detail {
 
-// Tuning, in one place. Chosen for H100 (sm_90: 228 KB shared memory, 64K
+// Tuning, in one place. Chosen for sm_90 (228 KB shared memory, 64K
 // registers per SM) from the resource budget and -Xptxas -v (no spills with
-// tilesort::less/greater), and checked on an H100 80GB HBM3 (2026-11-23, u32
-// keys, events around one call, CUB 3.0.1 beside it): 2^24 1.16 ms (CUB
-// merge 0.87 ms); sort_tiles takes 200 us and each later pass 45-60 us.
+// tilesort::less/greater), and checked on an H100 against CUB; the
+// measurements and what was tried are in docs/tuning/bitonic_sort.md.
 //   * Tile 2^G keys: 512 threads, each with 128 bytes of keys (+ values) in
 //     registers: 32 u32 keys (G = 14, 66 KB of shared memory with the bank
 //     padding), 16 u64 keys or u32 pairs (G = 13); see bitonic_sort_policy_for
@@ -66,42 +65,21 @@ namespace detail {
 //   * Register-fusion depth R = log2(keys per thread): stages run R at a time
 //     between two trips through shared memory (5 for u32 keys).
 //   * Global passes fuse H = G - L stages, reading runs of 2^L consecutive
-//     keys: runs of at least 128 bytes (H100: 64-byte runs of u32 made these
-//     passes 20% slower), so L = 5 (H = 9 for u32 keys, 8 for u32 pairs) and
-//     L = 4 for 8-byte keys (H = 9). A block of the same tile, reshaped to
-//     1024 threads x half the keys (the 32-key flip pass sits at the
-//     64-register edge and spills), runs them in registers alone when there
-//     are at most log2(keys per thread) of them.
+//     keys: runs of at least 128 bytes (64-byte runs were slower), so L = 5
+//     (H = 9 for u32 keys, 8 for u32 pairs) and L = 4 for 8-byte keys (H =
+//     9). A block of the same tile, reshaped to 1024 threads x half the keys
+//     (the 32-key flip pass sits at the 64-register edge and spills), runs
+//     them in registers alone when there are at most log2(keys per thread).
 //   * Fused passes (runs of 2^6, 2^8, 2^11 keys; detail::bitonic_fused_runs)
-//     against the plan without them, same run: u32 2^17 58 / 62 us, 2^19 78 /
-//     88, 2^20 110 / 100 (the one size where they lost: 64 blocks a pass, so
-//     a pass costs one block's latency, and a fused block runs 4-5 register
-//     rounds against a tile pass's 3), 2^22 206 / 237, 2^24 1161 / 1310, 2^26
-//     5124 / 6114; u64 2^24 2640 / 3018; u32 pairs 2^24 2601 / 3006.
+//     save launches and passes over DRAM at every size but 2^20, where a
+//     pass costs one block's latency.
 //   * n <= 1024, 4096, 8192: one block of 128 x 8, 256 x 16 or 512 x 16
 //     keys (more threads holding keys: 2-3x less latency than the big tile).
 //     n <= 1024: each warp first sorts its 256 keys with its shuffle network
-//     (small_warp_first): 1024 u32 keys 4.9 us of GPU time against 5.9 with
-//     register rounds and shared-memory exchanges, our merge sort 5.2.
-//     On sm_90, 4096 < n <= 16 x 4096: one cluster of up to 16 blocks of
-//     256 x 16. GPU time per call (the benchmark's method: input restored, a
-//     spin kernel hiding the host), cluster / our merge sort: 8192 13.3 /
-//     14.0 us, 2^14 17.3 / 20.3, 40000 33.7 / 36.2, 2^16 31.3 / 35.4. Each
-//     block sorts only the merges its keys need (ceil(log2(valid))): besides
-//     partial blocks, the code generated for that loop measured 30% faster
-//     than the fixed G merges (2^16: 31.3 against 41.0 us; 128 x 8 blocks
-//     went the other way, 18.4 against 22.2 us at 2^14, and are not used).
-//     Tried: clusters of 128 x 8 blocks for 1024 < n <= 16384 (at most
-//     ~0.7 us faster at 2048, slower from 4096 up), two launches (clusters of
-//     16 x 1024 keys, then one cluster merging them: 2^16 38.5 us), 8-block
-//     clusters of 8192-key tiles (2^16 about as slow), 1024-thread blocks
-//     (slower at every size), and at n <= 1024 2-4 block clusters and
-//     32 x 32, 64 x 16, 256 x 4 blocks (none faster than 128 x 8). Clusters
-//     for the passes of large n (tile passes over 2^(G+c) keys, c = 1..3,
-//     cutting 2^24 from 22 to 19..15 launches) were slower: 2^24 1296 us
-//     without, 1477 / 1680 / 1875 us with c = 1 / 2 / 3, the stages across
-//     blocks reading each block's 64 KB through distributed shared memory
-//     once per stage.
+//     (small_warp_first). On sm_90, 4096 < n <= 16 x 4096: one cluster of up
+//     to 16 blocks of 256 x 16, each sorting only the merges its keys need
+//     (ceil(log2(valid))). Other cluster shapes, and clusters for the passes
+//     of large n, were slower.
 template <typename Key, typename Value, int Threads, int Items, int RunLog = bitonic_run_log>
 struct bitonic_policy {
   using key_type = Key;
@@ -269,9 +247,8 @@ __global__ void __launch_bounds__(Tile::threads)
   if (n < std::int64_t(blocks) * tile)  // the same answer in every block
     bitonic_cluster_pad<Tile>(ex, cluster, shared.local, valid, static_cast<int>((n + tile - 1) / tile), comp);
   // Merges 1 .. ceil(log2(valid)) sort the block: the slots above hold only
-  // padding, equal keys no merge moves. (Also measured faster on the H100
-  // than all G merges for full blocks: 2^16 keys 31 us against 41 us, the
-  // code generated for the shorter loop.)
+  // padding, equal keys no merge moves. (Also faster than all G merges for
+  // full blocks, from the code generated for the shorter loop.)
   Tile::sort(ex, shared.local, valid, valid > 1 ? ceil_log2(valid) : 0, comp);
   int stage = 0;
   for (int m = Tile::tile_log + 1; m <= Tile::tile_log + log2_floor(blocks); ++m) {
@@ -490,10 +467,21 @@ cudaError_t bitonic_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const 
 
 }  // namespace detail
 
-// Sort n keys (not stable). keys_out may equal keys_in. d_temp == nullptr:
-// set temp_bytes (1) and return; nothing else happens.
-//
-//   tilesort::bitonic_sort_keys(d_temp, temp_bytes, d_keys, d_keys, n);   // in place, ascending
+/// Sort n keys (not stable). keys_out may equal keys_in. d_temp == nullptr:
+/// set temp_bytes (1) and return; nothing else happens.
+///
+/// @param d_temp     non-null for the run (never read or written), nullptr for the size query
+/// @param temp_bytes set to 1 by the size query; at least 1 for the run
+/// @param keys_in    device input keys
+/// @param keys_out   device output keys
+/// @param n          number of keys (64-bit)
+/// @param comp       comparator (tilesort::less, tilesort::greater or any strict weak order)
+/// @param stream     stream the kernels run on
+/// @return cudaSuccess, or the first CUDA or argument error (nothing launched then)
+///
+/// @code
+/// tilesort::bitonic_sort_keys(d_temp, temp_bytes, d_keys, d_keys, n);   // in place, ascending
+/// @endcode
 template <typename Key, typename Compare = less>
 cudaError_t bitonic_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                               std::int64_t n, Compare comp = {}, cudaStream_t stream = 0) {
@@ -503,10 +491,12 @@ cudaError_t bitonic_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* 
                                                 static_cast<detail::no_value*>(nullptr), n, comp, stream);
 }
 
-// Sort n (key, value) pairs by key (not stable: equal keys' values may come
-// out in any order). keys_out may equal keys_in, values_out values_in.
-//
-//   tilesort::bitonic_sort_pairs(d_temp, temp_bytes, d_keys, d_keys, d_vals, d_vals, n, tilesort::greater{});
+/// Sort n (key, value) pairs by key (not stable: equal keys' values may come
+/// out in any order). keys_out may equal keys_in, values_out values_in.
+///
+/// @code
+/// tilesort::bitonic_sort_pairs(d_temp, temp_bytes, d_keys, d_keys, d_vals, d_vals, n, tilesort::greater{});
+/// @endcode
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t bitonic_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                                const Value* values_in, Value* values_out, std::int64_t n, Compare comp = {},
@@ -516,10 +506,12 @@ cudaError_t bitonic_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key*
                                                 comp, stream);
 }
 
-// Convenience overloads: temp storage is allocated and freed on `stream`
-// (cudaMallocAsync / cudaFreeAsync; one byte, see above).
-//
-//   tilesort::bitonic_sort_keys(d_in, d_out, n, tilesort::greater{}, stream);
+/// Convenience overloads: temp storage is allocated and freed on `stream`
+/// (cudaMallocAsync / cudaFreeAsync; one byte, see above).
+///
+/// @code
+/// tilesort::bitonic_sort_keys(d_in, d_out, n, tilesort::greater{}, stream);
+/// @endcode
 template <typename Key, typename Compare = less>
 cudaError_t bitonic_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Compare comp = {},
                               cudaStream_t stream = 0) {
@@ -528,6 +520,12 @@ cudaError_t bitonic_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n,
   });
 }
 
+/// bitonic_sort_pairs with temp storage allocated and freed on `stream`, as
+/// the bitonic_sort_keys overload without d_temp.
+///
+/// @code
+/// tilesort::bitonic_sort_pairs(d_keys, d_keys, d_vals, d_vals, n);   // in place
+/// @endcode
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t bitonic_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                std::int64_t n, Compare comp = {}, cudaStream_t stream = 0) {

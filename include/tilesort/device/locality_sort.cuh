@@ -25,6 +25,7 @@
 // graph-capturable.
 // Temp storage: n keys (+ n values) + 2 bytes and one 32-byte job per merge
 // tile + 1.5 KB of counters (only the counters when n fits one tile).
+// Tuning (early_exit_merge_policy) and its history: docs/tuning/locality_sort.md.
 //
 //   std::size_t temp_bytes = 0;
 //   tilesort::locality_sort_keys(nullptr, temp_bytes, d_in, d_out, n);        // size query
@@ -94,16 +95,9 @@ cudaError_t locality_sort_run(void* d_temp, std::size_t& temp_bytes, const Key* 
   if (n == 0)
     return write_sort_stats(options.stats, nullptr, 0, policy::merge_tile_items, policy::tile_items, 0, nullptr,
                             nullptr, 0, 0, stream);
-  // A one-block kernel zeroing the counters, with the blocksort launched as
-  // its dependent, measured slower (H100, three alternating runs against this
-  // form: 2^20 u32 nearly sorted 31.0-32.5 GKeys/s against 35.2-37.1, sorted
-  // 45-47 against 50-56, 2^24 sorted 186-193 against 193-200). So did no
-  // memset at all, with block 0 of the blocksort zeroing the counters and
-  // every blocksort block writing a 2-byte record of its tile instead of
-  // counting, which every block of the passes kernel then read (H100 probe,
-  // three alternating runs, GPU time of 2^20 / 2^22 / 2^24 u32 nearly sorted:
-  // 27.0 / 72 / 203-205 us against 25.8-26.0 / 69.5 / 193; with the host's
-  // time, 2^20 nearly sorted 29.4-31.0 us against 27.6-30.2).
+  // The counters are zeroed by a memset: a zeroing kernel with the blocksort
+  // as its dependent, and zeroing in the blocksort's block 0, were both
+  // slower (docs/tuning/locality_sort.md).
   TILESORT_RETURN_IF_ERROR(cudaMemsetAsync(control, 0, sizeof(merge_control), stream));
   const merge_buffers<Key, Value> buffers{keys_out, setup.passes > 0 ? reinterpret_cast<Key*>(base + setup.layout.keys_offset) : nullptr,
                                           values_out,
@@ -117,12 +111,23 @@ cudaError_t locality_sort_run(void* d_temp, std::size_t& temp_bytes, const Key* 
 
 }  // namespace detail
 
-// Stable sort of n keys, fast when keys start near their sorted place.
-// Call with d_temp == nullptr to get temp_bytes (nothing else happens).
-// keys_out may equal keys_in.
-//
-//   tilesort::locality_sort_keys(nullptr, bytes, d_in, d_out, n);           // size query
-//   tilesort::locality_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::less{}, stream);
+/// Stable sort of n keys, fast when keys start near their sorted place.
+/// Call with d_temp == nullptr to get temp_bytes (nothing else happens).
+/// keys_out may equal keys_in.
+///
+/// @param d_temp     device temp storage, or nullptr for the size query
+/// @param temp_bytes size of d_temp; set by the size query
+/// @param keys_in    device input keys
+/// @param keys_out   device output keys
+/// @param n          number of keys (64-bit)
+/// @param comp       strict weak order (tilesort::less, tilesort::greater or any functor)
+/// @param stream     stream the kernels run on
+/// @return cudaSuccess, or the first CUDA or argument error (nothing launched then)
+///
+/// @code
+/// tilesort::locality_sort_keys(nullptr, bytes, d_in, d_out, n);           // size query
+/// tilesort::locality_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::less{}, stream);
+/// @endcode
 template <typename Key, typename Compare = less>
 cudaError_t locality_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                                std::int64_t n, Compare comp = {}, cudaStream_t stream = 0) {
@@ -130,11 +135,13 @@ cudaError_t locality_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key*
                                                           comp, stream, sort_options{});
 }
 
-// With options: `options.stats` receives the pass statistics (sort_stats.cuh).
-//
-//   tilesort::sort_options options;
-//   options.stats = pinned_stats;
-//   tilesort::locality_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::less{}, stream, options);
+/// With options: `options.stats` receives the pass statistics (sort_stats.cuh).
+///
+/// @code
+/// tilesort::sort_options options;
+/// options.stats = pinned_stats;
+/// tilesort::locality_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::less{}, stream, options);
+/// @endcode
 template <typename Key, typename Compare>
 cudaError_t locality_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                                std::int64_t n, Compare comp, cudaStream_t stream, const sort_options& options) {
@@ -142,10 +149,12 @@ cudaError_t locality_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key*
                                                           comp, stream, options);
 }
 
-// Stable sort of n (key, value) pairs by key; values travel with their keys.
-// values_out may equal values_in.
-//
-//   tilesort::locality_sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n);   // in place
+/// Stable sort of n (key, value) pairs by key; values travel with their keys.
+/// values_out may equal values_in.
+///
+/// @code
+/// tilesort::locality_sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n);   // in place
+/// @endcode
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t locality_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                                 const Value* values_in, Value* values_out, std::int64_t n, Compare comp = {},
@@ -154,6 +163,12 @@ cudaError_t locality_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key
                                    sort_options{});
 }
 
+/// locality_sort_pairs with options: `options.stats` receives the pass
+/// statistics (sort_stats.cuh).
+///
+/// @code
+/// tilesort::locality_sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n, tilesort::less{}, stream, options);
+/// @endcode
 template <typename Key, typename Value, typename Compare>
 cudaError_t locality_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                                 const Value* values_in, Value* values_out, std::int64_t n, Compare comp,
@@ -162,11 +177,13 @@ cudaError_t locality_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key
                                    options);
 }
 
-// Convenience forms: stream-ordered temp storage (cudaMallocAsync/cudaFreeAsync
-// on `stream`); graph-capturable. A failed allocation returns
-// cudaErrorMemoryAllocation with nothing written.
-//
-//   tilesort::locality_sort_keys(d_keys, d_keys, n, tilesort::less{}, stream);
+/// Convenience forms: stream-ordered temp storage (cudaMallocAsync/cudaFreeAsync
+/// on `stream`); graph-capturable. A failed allocation returns
+/// cudaErrorMemoryAllocation with nothing written.
+///
+/// @code
+/// tilesort::locality_sort_keys(d_keys, d_keys, n, tilesort::less{}, stream);
+/// @endcode
 template <typename Key, typename Compare = less>
 cudaError_t locality_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Compare comp = {},
                                cudaStream_t stream = 0, const sort_options& options = {}) {
@@ -176,6 +193,12 @@ cudaError_t locality_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n
   });
 }
 
+/// locality_sort_pairs with stream-ordered temp storage, as the
+/// locality_sort_keys overload without d_temp.
+///
+/// @code
+/// tilesort::locality_sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::less{}, stream);
+/// @endcode
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t locality_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                 std::int64_t n, Compare comp = {}, cudaStream_t stream = 0,

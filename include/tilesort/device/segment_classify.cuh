@@ -20,7 +20,7 @@
 #include "../detail/merge_jobs.cuh"
 #include "../detail/segment_ranges.cuh"
 #include "../warp/warp_shuffle.cuh"
-#include "early_exit_merge.cuh"  // merge_control, warp_add
+#include "early_exit_types.cuh"  // merge_control, warp_add
 #include "segment_row_sorters.cuh"  // has_values
 
 namespace tilesort::detail {
@@ -234,13 +234,13 @@ __global__ void __launch_bounds__(Policy::classify_threads)
   const std::int64_t items = source.items(segments);
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
   // Statistics, added once per warp after the loop: per-iteration atomics on
-  // these two addresses serialised in L2 (44 us of classify for 2^19
-  // segments of 32 keys on an H100, most of the kernel).
+  // these two addresses serialised in L2 (most of the kernel's time for
+  // many short segments).
   static_assert(Policy::classify_threads >= max_segment_bins, "a thread per bin adds the block's reservation");
   unsigned long long direct_segments = 0, direct_keys = 0;
   // Bin slots are reserved by the whole block, one global atomic per bin
   // present in the block's segments: per-warp atomics on the few bin
-  // counters serialised in L2 (an H100: about 2 ns each on one address).
+  // counters serialised in L2 (about 2 ns each on one address).
   __shared__ unsigned block_total[max_segment_bins];
   __shared__ unsigned long long block_first[max_segment_bins];
   // A block-uniform loop: barriers inside; the other counters are reserved

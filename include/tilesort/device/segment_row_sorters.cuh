@@ -24,39 +24,39 @@
 #include "../thread/thread_load.cuh"
 #include "../thread/thread_sort.cuh"
 #include "../warp/warp_sort.cuh"
-#include "early_exit_merge.cuh"  // merge_sort_allow_smem (through merge_sort.cuh)
+#include "merge_sort.cuh"  // merge_sort_allow_smem
 
 namespace tilesort {
 
-// Row sorters for uniform segments, by increasing capacity (threads x items).
-// Chosen for the H100 (sm_90) with tilesort-bench's segmented cases; 8-byte
-// keys or pairs use half the items per thread to stay clear of register spills.
-// Pairs leave the warp sorters above 64 keys: the warp network moves key and
-// rank at each of its log^2 stages (the values are gathered by rank after
-// it), block_sort's merges move them log times (2026-11-23, H100, u32 pairs,
-// values then still in the network: 17.6 GKeys/s for 256-key rows by warps
-// of 8 items, 83.0 for 1024-key rows by blocks of 128 x 8; 2026-11-24, values
-// gathered: 32-key rows 51.7 -> 134 GKeys/s).
-// The largest shape, a block of 1024 threads (16384 4-byte keys or pairs, at
-// most 64 registers a thread), sorts segments of up to 16384 keys whole, in
-// one read and one write; longer segments take the merge path (a blocksort
-// and merge passes). For u32 pairs two other shapes for rows of 8193-16384
-// measured slower (2026-11-24, H100, general path, median of 9, three
-// runs): blocks of 512 x 32 (128 registers, 100 bytes of spill) took 10^7
-// keys with mean segment 10000 from 16.0-17.1 to 15.7-16.0 GKeys/s and 2^24
-// in segments of 10000 from 27.2-27.7 to 19.7-21.0; no shape above 512 x 16
-// (those rows on the merge path) gave 16.0-16.5 and 18.8.
+/// Row sorters of the segmented sort, by increasing capacity (threads x
+/// items): logical warps for short rows, blocks for longer ones. Chosen on
+/// an H100 (sm_90) with tilesort-bench's segmented cases
+/// (docs/tuning/segmented_sort.md). 8-byte keys or pairs use half the items
+/// per thread to stay clear of register spills. Pairs leave the warp sorters
+/// above 64 keys: the warp network moves key and rank at each of its log^2
+/// stages, block_sort's merges move them log times. The largest shape, a
+/// block of 1024 threads (16384 4-byte keys or pairs, at most 64 registers a
+/// thread), sorts segments of up to 16384 keys whole, in one read and one
+/// write; longer segments take the merge path (larger shapes spilled or were
+/// slower than it).
+///
+/// @code
+/// using rows = tilesort::uniform_segments_policy<std::uint32_t>;
+/// static_assert(rows::max_row == 16384);
+/// @endcode
 template <typename Key, typename Value = void>
 struct uniform_segments_policy {
+  /// One row sorter's shape: a row of up to threads x items keys.
   struct shape {
-    int threads;
-    int items;
+    int threads;  ///< threads per row (a logical warp of up to 32, or a block)
+    int items;    ///< keys per thread
   };
+  /// sizeof(Value), 0 for keys only.
   static constexpr std::size_t value_bytes =
       std::is_void_v<Value> ? 0 : sizeof(std::conditional_t<std::is_void_v<Value>, char, Value>);
-  static constexpr bool pairs = value_bytes > 0;
-  static constexpr bool wide = sizeof(Key) + value_bytes > 8;
-  static constexpr int warp_block_threads = 128;  // threads per block of the warp-per-row kernel
+  static constexpr bool pairs = value_bytes > 0;                 ///< values travel with the keys
+  static constexpr bool wide = sizeof(Key) + value_bytes > 8;    ///< items over 8 bytes: half the items per thread
+  static constexpr int warp_block_threads = 128;                 ///< threads per block of the warp-per-row kernel
 
  private:
   static constexpr shape key_warps[] = {{8, 4}, {16, 4}, {32, 4}, {32, wide ? 4 : 8}, {32, wide ? 8 : 16}};
@@ -68,12 +68,15 @@ struct uniform_segments_policy {
   static constexpr shape wide_pair_blocks[] = {{32, 4}, {64, 4}, {128, 4}, {128, 8}, {256, 8}, {512, 8}, {1024, 8}};
 
  public:
-  static constexpr int warp_shape_count = pairs ? 2 : 5;
-  static constexpr int block_shape_count = !pairs ? 5 : wide ? 7 : 8;
+  static constexpr int warp_shape_count = pairs ? 2 : 5;                  ///< number of warp shapes
+  static constexpr int block_shape_count = !pairs ? 5 : wide ? 7 : 8;     ///< number of block shapes
+  /// Warp shape i (i < warp_shape_count), by increasing capacity.
   static constexpr shape warp_shape(int i) { return pairs ? pair_warps[i] : key_warps[i]; }
+  /// Block shape i (i < block_shape_count), by increasing capacity.
   static constexpr shape block_shape(int i) {
     return !pairs ? key_blocks[i] : wide ? wide_pair_blocks[i] : pair_blocks[i];
   }
+  /// The longest row sorted whole; longer segments take the merge path.
   static constexpr std::int64_t max_row =
       std::int64_t(block_shape(block_shape_count - 1).threads) * block_shape(block_shape_count - 1).items;
 };

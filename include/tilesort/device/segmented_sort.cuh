@@ -85,29 +85,39 @@
 
 namespace tilesort {
 
-// The general path (any description): the bins are the uniform row sorters
-// above (a segment goes to the first whose capacity holds it; longer ones to
-// the early-exit merge sort, early_exit_merge_policy). Gaps of at most
-// `direct_gap_items` keys are copied by the classify thread itself, longer
-// ones in chunks of `gap_chunk_items` by whole blocks. Grids of the looping
-// kernels are capped at `resident_threads` per SM (sm_90 runs at most 2048).
+/// Tuning of the segmented sort's general path (any description). The bins
+/// are the row sorters of uniform_segments_policy: a segment goes to the
+/// first whose capacity holds it, longer ones to the early-exit merge sort
+/// (early_exit_merge_policy). Tuning history: docs/tuning/segmented_sort.md.
+///
+/// @code
+/// using policy = tilesort::segmented_sort_policy<std::uint32_t>;
+/// static_assert(policy::bin_capacity(policy::bin_count - 1) == 16384);
+/// @endcode
 template <typename Key, typename Value = void>
 struct segmented_sort_policy {
-  using sorters = uniform_segments_policy<Key, Value>;
+  using sorters = uniform_segments_policy<Key, Value>;  ///< the row sorters, one per bin
+  /// Bins: the warp shapes, then the block shapes.
   static constexpr int bin_count = sorters::warp_shape_count + sorters::block_shape_count;
-  static constexpr int classify_threads = 256;
-  static constexpr int expand_threads = 256;
-  static constexpr int copy_threads = 256;
+  static constexpr int classify_threads = 256;  ///< threads per block of the classify kernel
+  static constexpr int expand_threads = 256;    ///< threads per block of the expand kernel
+  static constexpr int copy_threads = 256;      ///< threads per block of the gap copy
+  /// Gaps of at most direct_gap_items keys are copied by the classify thread
+  /// itself, longer ones in chunks of gap_chunk_items by whole blocks.
   static constexpr int direct_gap_items = 64;
+  /// @copydoc direct_gap_items
   static constexpr int gap_chunk_items = 4096;
-  static constexpr int flag_threads = 256;
-  static constexpr int flag_words_per_thread = 8;  // 256 x 8 words = 65536 positions per block
+  static constexpr int flag_threads = 256;         ///< threads per block of the flags-to-heads kernels
+  static constexpr int flag_words_per_thread = 8;  ///< 256 x 8 words = 65536 positions per block
+  /// Grids of the looping kernels are capped at resident_threads per SM
+  /// (sm_90 runs at most 2048).
   static constexpr int resident_threads = 2048;
-  // From this many keys on, each bin runs on a side stream of its own
-  // (detail/side_streams.cuh), beside the long segments' merge sort on the
-  // caller's stream; below it the events are assumed to cost more than the
-  // overlap gains (a guess: not measured yet).
+  /// From this many keys on, each bin runs on a side stream of its own
+  /// (detail/side_streams.cuh), beside the long segments' merge sort on the
+  /// caller's stream; below it the events are assumed to cost more than the
+  /// overlap gains (not measured yet).
   static constexpr std::int64_t side_stream_min_keys = std::int64_t(1) << 20;
+  /// Capacity in keys of bin `bin` (< bin_count): threads x items of its sorter.
   static constexpr int bin_capacity(int bin) {
     const auto shape = bin < sorters::warp_shape_count ? sorters::warp_shape(bin)
                                                        : sorters::block_shape(bin - sorters::warp_shape_count);
@@ -471,9 +481,21 @@ inline constexpr bool is_segment_description<segments::uniform_t> = true;
 /// outside every segment then stay where they are; out of place they are
 /// copied through).
 ///
-///   auto segs = tilesort::segments::heads(d_heads, num_heads);
-///   tilesort::segmented_sort_keys(nullptr, temp_bytes, d_keys, d_keys, n, segs);   // size query
-///   tilesort::segmented_sort_keys(d_temp, temp_bytes, d_keys, d_keys, n, segs, tilesort::less{}, stream);
+/// @param d_temp     device temp storage, or nullptr for the size query
+/// @param temp_bytes size of d_temp; set by the size query
+/// @param keys_in    device input keys
+/// @param keys_out   device output keys
+/// @param n          number of keys (64-bit)
+/// @param segments   segments::offsets, heads, flags or uniform
+/// @param comp       strict weak order (tilesort::less, tilesort::greater or any functor)
+/// @param stream     stream the kernels run on
+/// @return cudaSuccess, or the first CUDA or argument error (nothing launched then)
+///
+/// @code
+/// auto segs = tilesort::segments::heads(d_heads, num_heads);
+/// tilesort::segmented_sort_keys(nullptr, temp_bytes, d_keys, d_keys, n, segs);   // size query
+/// tilesort::segmented_sort_keys(d_temp, temp_bytes, d_keys, d_keys, n, segs, tilesort::less{}, stream);
+/// @endcode
 template <typename Key, typename Segments, typename Compare = less,
           typename = std::enable_if_t<detail::is_segment_description<Segments>>>
 cudaError_t segmented_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
@@ -488,9 +510,11 @@ cudaError_t segmented_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key
 /// of the description (options.check_segments: malformed -> cudaErrorInvalidValue
 /// with nothing written; synchronises the stream).
 ///
-///   tilesort::sort_options options;
-///   options.check_segments = true;
-///   tilesort::segmented_sort_keys(d_temp, temp_bytes, d_in, d_out, n, segs, tilesort::less{}, stream, options);
+/// @code
+/// tilesort::sort_options options;
+/// options.check_segments = true;
+/// tilesort::segmented_sort_keys(d_temp, temp_bytes, d_in, d_out, n, segs, tilesort::less{}, stream, options);
+/// @endcode
 template <typename Key, typename Segments, typename Compare,
           typename = std::enable_if_t<detail::is_segment_description<Segments>>>
 cudaError_t segmented_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
@@ -505,8 +529,10 @@ cudaError_t segmented_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key
 /// Stable segmented sort of key-value pairs; values travel with their keys.
 /// values_out may equal values_in.
 ///
-///   tilesort::segmented_sort_pairs(d_temp, temp_bytes, d_keys, d_keys, d_vals, d_vals, n,
-///                                  tilesort::segments::offsets(d_off, d_off + 1, num_segments));
+/// @code
+/// tilesort::segmented_sort_pairs(d_temp, temp_bytes, d_keys, d_keys, d_vals, d_vals, n,
+///                                tilesort::segments::offsets(d_off, d_off + 1, num_segments));
+/// @endcode
 template <typename Key, typename Value, typename Segments, typename Compare = less,
           typename = std::enable_if_t<detail::is_segment_description<Segments>>>
 cudaError_t segmented_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
@@ -516,6 +542,13 @@ cudaError_t segmented_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Ke
                                          comp, stream, sort_options{});
 }
 
+/// segmented_sort_pairs with options, as the segmented_sort_keys overload
+/// that takes them.
+///
+/// @code
+/// tilesort::segmented_sort_pairs(d_temp, temp_bytes, d_keys, d_keys, d_vals, d_vals, n, segs, tilesort::less{},
+///                                stream, options);
+/// @endcode
 template <typename Key, typename Value, typename Segments, typename Compare,
           typename = std::enable_if_t<detail::is_segment_description<Segments>>>
 cudaError_t segmented_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
@@ -528,7 +561,9 @@ cudaError_t segmented_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Ke
 /// Convenience form: allocates its temp storage on `stream` (cudaMallocAsync);
 /// graph-capturable unless options.check_segments is set.
 ///
-///   tilesort::segmented_sort_keys(d_keys, d_keys, n, tilesort::segments::flags(d_bits));
+/// @code
+/// tilesort::segmented_sort_keys(d_keys, d_keys, n, tilesort::segments::flags(d_bits));
+/// @endcode
 template <typename Key, typename Segments, typename Compare = less,
           typename = std::enable_if_t<detail::is_segment_description<Segments>>>
 cudaError_t segmented_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Segments segments,
@@ -539,6 +574,12 @@ cudaError_t segmented_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t 
   });
 }
 
+/// segmented_sort_pairs with stream-ordered temp storage, as the
+/// segmented_sort_keys overload without d_temp.
+///
+/// @code
+/// tilesort::segmented_sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::segments::uniform(1000));
+/// @endcode
 template <typename Key, typename Value, typename Segments, typename Compare = less,
           typename = std::enable_if_t<detail::is_segment_description<Segments>>>
 cudaError_t segmented_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,

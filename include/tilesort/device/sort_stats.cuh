@@ -32,59 +32,88 @@
 
 namespace tilesort {
 
+/// What an early-exit sort (locality_sort_*, segmented_sort_*) did: tiles
+/// sorted and merged, per merge pass and in total, written by the sort's own
+/// kernels when sort_options::stats points here (see the top of this file).
+///
+/// @code
+/// tilesort::sort_stats* stats;
+/// cudaMallocHost(&stats, sizeof *stats);
+/// tilesort::sort_options options;
+/// options.stats = stats;
+/// tilesort::locality_sort_keys(d_temp, temp_bytes, d_in, d_out, n, tilesort::less{}, stream, options);
+/// cudaStreamSynchronize(stream);
+/// std::printf("%.2f merge passes\n", stats->merge_pass_equivalents());
+/// @endcode
 struct sort_stats {
-  static constexpr int max_passes = 40;
+  static constexpr int max_passes = 40;  ///< entries of `pass`
 
+  /// The merges of one pass (or of the boundary windows before the first).
   struct pass_counts {
-    std::int64_t merge_tiles;    // merge tiles merged out of place
-    std::int64_t window_merges;  // in-place merges of the keys around one run interface
-    std::int64_t merged_keys;    // keys written by both kinds of merge
+    std::int64_t merge_tiles;    ///< merge tiles merged out of place
+    std::int64_t window_merges;  ///< in-place merges of the keys around one run interface
+    std::int64_t merged_keys;    ///< keys written by both kinds of merge
   };
 
-  std::int64_t n;                // keys sorted
-  int tile_items;                // keys per merge tile (the unit of the tile counts)
-  int blocksort_items;           // keys per blocksort tile
-  std::int64_t full_pass_tiles;  // merge tiles in a full pass: ceil(n / tile_items)
+  std::int64_t n;                ///< keys sorted
+  int tile_items;                ///< keys per merge tile (the unit of the tile counts)
+  int blocksort_items;           ///< keys per blocksort tile
+  std::int64_t full_pass_tiles;  ///< merge tiles in a full pass: ceil(n / tile_items)
 
   // Before the merge passes.
-  std::int64_t direct_segments;  // segmented sort: segments sorted whole by one warp or one block
-  std::int64_t direct_keys;      //   and their keys
-  std::int64_t blocksort_tiles;  // blocksort tiles of the merge path (whole array / long segments)
-  std::int64_t presorted_tiles;  //   of which already in order (not sorted again)
-  std::int64_t blocksort_keys;   //   and their keys
+  std::int64_t direct_segments;  ///< segmented sort: segments sorted whole by one warp or one block
+  std::int64_t direct_keys;      ///< segmented sort: keys of the direct_segments
+  std::int64_t blocksort_tiles;  ///< blocksort tiles of the merge path (whole array / long segments)
+  std::int64_t presorted_tiles;  ///< blocksort tiles already in order (not sorted again)
+  std::int64_t blocksort_keys;   ///< keys of the blocksort tiles
 
-  // Before the first pass: window merges at blocksort-tile boundaries, all at
-  // once (merge_tiles stays 0). When they leave every boundary in order, no
-  // pass merges anything.
+  /// Before the first pass: window merges at blocksort-tile boundaries, all
+  /// at once (merge_tiles stays 0). When they leave every boundary in order,
+  /// no pass merges anything.
   pass_counts boundary;
 
-  int merge_passes;              // merge passes launched: entries of `pass` in use
-  pass_counts pass[max_passes];
+  int merge_passes;              ///< merge passes launched: entries of `pass` in use
+  pass_counts pass[max_passes];  ///< the merges of each pass
 
-  std::int64_t final_copy_tiles;  // tiles copied from the temp buffer to the output at the end
-  std::int64_t final_copy_keys;
+  std::int64_t final_copy_tiles;  ///< tiles copied from the temp buffer to the output at the end
+  std::int64_t final_copy_keys;   ///< keys of the final_copy_tiles
 
-  // Full-pass equivalents: keys written by merges (or by the final copy) / n.
+  /// Full-pass equivalents of the merges: keys written by merges / n.
   double merge_pass_equivalents() const {
     std::int64_t keys = boundary.merged_keys;
     for (int p = 0; p < merge_passes && p < max_passes; ++p) keys += pass[p].merged_keys;
     return n > 0 ? double(keys) / double(n) : 0.0;
   }
+  /// Full-pass equivalents of the final copy: keys it wrote / n.
   double copy_pass_equivalents() const { return n > 0 ? double(final_copy_keys) / double(n) : 0.0; }
 };
 
+/// Options of the early-exit sorts' overloads that take them.
+///
+/// @code
+/// tilesort::sort_options options;
+/// options.check_segments = true;
+/// tilesort::segmented_sort_keys(d_temp, temp_bytes, d_in, d_out, n, segs, tilesort::less{}, stream, options);
+/// @endcode
 struct sort_options {
-  // Filled by the sort's kernels (see the top of this file); nullptr: none.
+  /// Filled by the sort's kernels (see sort_stats); nullptr: none.
   sort_stats* stats = nullptr;
-  // segmented_sort_*: validate the segment description first and return
-  // cudaErrorInvalidValue, with nothing written, when it is malformed. This
-  // reads the description back, so it synchronises the stream (and cannot be
-  // captured in a graph). Ignored by the other sorts.
+  /// segmented_sort_*: validate the segment description first and return
+  /// cudaErrorInvalidValue, with nothing written, when it is malformed. This
+  /// reads the description back, so it synchronises the stream (and cannot
+  /// be captured in a graph). Ignored by the other sorts.
   bool check_segments = false;
 };
 
-// The statistics as a table, one line per merge pass, like ModernGPU's
-// verbose output. Host only; prints nothing itself.
+/// The statistics as a table, one line per merge pass, like ModernGPU's
+/// verbose output. Host only; prints nothing itself.
+///
+/// @param s statistics written by a sort (after synchronising its stream)
+/// @return the table, lines ending in '\n'
+///
+/// @code
+/// std::puts(tilesort::format_sort_stats(*stats).c_str());
+/// @endcode
 inline std::string format_sort_stats(const sort_stats& s) {
   std::string out;
   char line[160];
