@@ -89,7 +89,7 @@ TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, con
 
   // Already in order? Each thread checks its own keys and its predecessor's last.
   bool ordered = true;
-#pragma unroll
+TILESORT_UNROLL
   for (int i = 0; i + 1 < items; ++i)
     if ((Full || first + i + 1 < valid) && comp(keys[i + 1], keys[i])) ordered = false;
   const Key previous = shuffle_from(keys[items - 1], lane - 1);

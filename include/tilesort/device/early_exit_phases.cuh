@@ -48,7 +48,7 @@ __device__ __noinline__ void early_exit_plan_boundaries(std::int64_t first, cons
   bool window = false, unfixable = false;
   merge_job job{};
   if (block < list.blocks()) {
-#pragma unroll
+TILESORT_UNROLL
     for (int i = 0; i < k; ++i) next_locations[block * k + i] = locations[block * k + i];
     const merge_segment segment = list.segment_of_block(block);
     const std::int64_t boundary = tiling::block_begin(segment, block);
@@ -228,9 +228,9 @@ TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffe
                    {buffer_of(job.b_before) + (job.b_begin - a_count) + thread, a_count, b_split},
                    {buffer_of(job.b_after) + (job.b_begin - a_count) + thread, b_split, count}};
     if constexpr (Async && early_exit_copies_async<T>) {
-#pragma unroll
+TILESORT_UNROLL
       for (int w = 0; w < 4; ++w) {
-#pragma unroll
+TILESORT_UNROLL
         for (int k = 0; k < items; ++k) {
           const int j = thread + k * threads;
           if (j >= sweeps[w].lo && j < sweeps[w].hi) copy_to_shared_async(dst + j, sweeps[w].base + k * threads);
@@ -239,16 +239,16 @@ TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffe
       wait_for_shared_copies();  // slots past count stay unwritten: nothing reads them
     } else {
       T loaded[items];
-#pragma unroll
+TILESORT_UNROLL
       for (int w = 0; w < 4; ++w) {
-#pragma unroll
+TILESORT_UNROLL
         for (int k = 0; k < items; ++k) {
           const int j = thread + k * threads;
           if (j >= sweeps[w].lo && j < sweeps[w].hi) loaded[k] = sweeps[w].base[k * threads];
         }
       }
       // Unconditional stores: slots past count get junk that nothing reads.
-#pragma unroll
+TILESORT_UNROLL
       for (int k = 0; k < items; ++k) dst[thread + k * threads] = loaded[k];
     }
   };
@@ -316,12 +316,12 @@ __device__ __noinline__ void early_exit_final_copy(const merge_buffers<Key, Valu
     const int count = static_cast<int>(tiling::tile_end(segment, entry) - begin);
     const auto copy = [&](const auto* src, auto* dst) {
       std::remove_const_t<std::remove_pointer_t<decltype(src)>> staged[items];
-#pragma unroll
+TILESORT_UNROLL
       for (int k = 0; k < items; ++k) {
         const int j = static_cast<int>(threadIdx.x) + k * threads;
         if (j < count) staged[k] = src[begin + j];
       }
-#pragma unroll
+TILESORT_UNROLL
       for (int k = 0; k < items; ++k) {
         const int j = static_cast<int>(threadIdx.x) + k * threads;
         if (j < count) dst[begin + j] = staged[k];

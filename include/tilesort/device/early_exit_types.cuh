@@ -196,7 +196,7 @@ struct merge_control {
 
 // Sum of `value` over the warp, added to *total by lane 0 (all lanes call it).
 TILESORT_DEVICE void warp_add(unsigned long long* total, unsigned long long value) {
-#pragma unroll
+TILESORT_UNROLL
   for (int mask = 16; mask > 0; mask >>= 1) value += __shfl_xor_sync(0xffffffffu, value, mask);
   if (lane_id() == 0 && value != 0) atomicAdd(total, value);
 }

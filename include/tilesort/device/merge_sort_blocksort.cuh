@@ -33,7 +33,7 @@ struct merge_sort_warp_transpose {
   // Load, step 1: global (striped) -> region.
   template <bool Full, typename T>
   TILESORT_HD static void load_striped(const T* src, int valid, T* region, int lane) {
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < Items; ++k) {
       const int j = lane + 32 * k;
       if (Full || j < valid) region[transpose_slot<T>(j)] = src[j];
@@ -43,7 +43,7 @@ struct merge_sort_warp_transpose {
   // real item (`fill`: the tile's first), so no comparator ever sees garbage.
   template <bool Full, typename T>
   TILESORT_HD static void read_blocked(const T* region, int valid, int lane, T (&items)[Items], const T* fill) {
-#pragma unroll
+TILESORT_UNROLL
     for (int i = 0; i < Items; ++i) {
       const int j = lane * Items + i;
       if (Full || j < valid) {
@@ -56,13 +56,13 @@ struct merge_sort_warp_transpose {
   // Store, step 1: registers (blocked) -> region.
   template <typename T>
   TILESORT_HD static void write_blocked(T* region, int lane, const T (&items)[Items]) {
-#pragma unroll
+TILESORT_UNROLL
     for (int i = 0; i < Items; ++i) region[transpose_slot<T>(lane * Items + i)] = items[i];
   }
   // Store, step 2: region -> global (striped), in-range items only.
   template <bool Full, typename T>
   TILESORT_HD static void store_striped(const T* region, int valid, T* dst, int lane) {
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < Items; ++k) {
       const int j = lane + 32 * k;
       if (Full || j < valid) dst[j] = region[transpose_slot<T>(j)];

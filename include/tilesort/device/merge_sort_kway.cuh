@@ -50,7 +50,7 @@ TILESORT_DEVICE void merge_sort_cut_lane(const Key* keys, const kway_pass_shape&
   const std::int64_t length = pass.run_length(group, m);
   const std::int64_t before = m == j ? s : kway_samples_before(run, length, m, x, j, pass.stride_shift, comp);
   std::int64_t rank = before;
-#pragma unroll
+TILESORT_UNROLL
   for (int offset = 1; offset < Ways; offset *= 2) rank += __shfl_xor_sync(mask, rank, offset, Ways);
   // rank / cut_samples, in 32 bits where it fits (a 64-bit division costs dozens of instructions)
   const std::int64_t cut = rank < (std::int64_t(1) << 32)
@@ -116,7 +116,7 @@ TILESORT_DEVICE void copy_to_shared_async(T* dst, const T* src) {
   constexpr int chunk = async_copy_chunk<T>;
   const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   const auto* bytes = reinterpret_cast<const unsigned char*>(src);
-#pragma unroll
+TILESORT_UNROLL
   for (int c = 0; c < static_cast<int>(sizeof(T)); c += chunk)
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(shared + c), "l"(bytes + c), "n"(chunk) : "memory");
 }
@@ -126,7 +126,7 @@ TILESORT_DEVICE void wait_for_shared_copies() { asm volatile("cp.async.wait_all;
 template <int Count>
 TILESORT_DEVICE int kway_bound(const int (&bounds)[Count], int index) {
   int value = bounds[0];
-#pragma unroll
+TILESORT_UNROLL
   for (int q = 1; q < Count; ++q)
     if (index == q) value = bounds[q];
   return value;
@@ -162,7 +162,7 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
   bounds[0] = 0;
   std::int64_t out_begin = pass.run_begin(group, 0);
   std::int64_t src_offset[K];  // slice m's key j (tile index) is keys_src[src_offset[m] + j]
-#pragma unroll
+TILESORT_UNROLL
   for (int m = 0; m < K; ++m) {
     const std::int64_t begin = here[m];
     const std::int64_t end = cut < last_cut ? here[K + m] : pass.run_length(group, m);
@@ -184,7 +184,7 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
     };
     Key* keys_striped = storage.keys + transpose_slot<Key>(thread);  // item k at keys_striped[k * striped_step]
     int k = 0;
-#pragma unroll
+TILESORT_UNROLL
     for (int m = 0; m < K; ++m) {
       const int k_end = first_item_at(bounds[m + 1]);
       const Key* src = keys_src + src_offset[m] + thread;
@@ -198,11 +198,11 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
   } else {  // load, striped, through registers (a key or value of a size or alignment not a multiple of 4 bytes)
     Key items[Items];
     Value vitems[pairs ? Items : 1];
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < Items; ++k) {
       const int j = thread + k * Threads;
       std::int64_t offset = src_offset[0];
-#pragma unroll
+TILESORT_UNROLL
       for (int q = 1; q < K; ++q)
         if (j >= bounds[q]) offset = src_offset[q];
       if (j < count) {
@@ -213,7 +213,7 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
     // Item k's slot as one base plus constants, except for keys of 8 bytes
     // or more, where the base took registers the loads needed (it spilled).
     Key* keys_striped = storage.keys + transpose_slot<Key>(thread);  // item k at keys_striped[k * striped_step]
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < Items; ++k) {
       const int j = thread + k * Threads;
       if (j < count) {
@@ -228,7 +228,7 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
   }
 
   const int first = thread * Items;
-#pragma unroll
+TILESORT_UNROLL
   for (int width = 1; width < K; width *= 2) {
     __syncthreads();  // the tile (or the previous round) is in shared memory
     // A later round in which no pair has two non-empty lists leaves the tile
@@ -237,7 +237,7 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
     // The first round always runs: it writes the sources that pairs store by.
     if (width > 1) {
       bool idle = true;
-#pragma unroll
+TILESORT_UNROLL
       for (int q = 0; q < K / (2 * width); ++q) {
         const int mid = bounds[2 * width * q + width];
         if (bounds[2 * width * q] < mid && mid < bounds[2 * width * q + 2 * width]) idle = false;
@@ -250,7 +250,7 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
       // The pair of lists that holds output `first`: lists [bounds[2wi], bounds[2wi + w]) and
       // [bounds[2wi + w], bounds[2wi + 2w]).
       int pair = 0;
-#pragma unroll
+TILESORT_UNROLL
       for (int q = 1; q < K / (2 * width); ++q)
         if (first >= bounds[2 * width * q]) pair = q;
       int a = kway_bound(bounds, 2 * width * pair);
@@ -268,7 +268,7 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
       const auto read = [&](int i) { return storage.keys[transpose_slot<Key>(i < last ? i : last)]; };
       Key a_key = read(a);
       Key b_key = read(b);
-#pragma unroll
+TILESORT_UNROLL
       for (int k = 0; k < Items; ++k) {
         while (a >= a_end && b >= b_end && pair + 1 < K / (2 * width)) {  // this pair is done
           ++pair;
@@ -295,7 +295,7 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
     __syncthreads();  // every thread has read this round's lists
     Key* keys_blocked = storage.keys + transpose_slot<Key>(first);  // output first + k at keys_blocked[k]
     int* sources_blocked = storage.sources + (pairs ? transpose_slot<int>(first) : 0);
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < Items; ++k) {
       if (first + k < count) {
         keys_blocked[k] = out[k];
@@ -306,7 +306,7 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
   __syncthreads();
   const Key* keys_striped = storage.keys + transpose_slot<Key>(thread);
   const int* sources_striped = storage.sources + (pairs ? transpose_slot<int>(thread) : 0);
-#pragma unroll
+TILESORT_UNROLL
   for (int k = 0; k < Items; ++k) {
     const int j = thread + k * Threads;
     if (j < count) {

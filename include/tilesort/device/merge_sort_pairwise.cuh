@@ -90,11 +90,11 @@ struct merge_sort_merge_steps {
     const T* a_src = src + slices.a_begin + thread;
     const T* b_src = src + (slices.b_begin - a_count) + thread;
     T items[Items] = {};  // defined junk for the slots past count (host emulation reads no indeterminate value)
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < Items; ++k) {
       if (thread + k * Threads < a_count) items[k] = a_src[k * Threads];
     }
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < Items; ++k) {
       const int j = thread + k * Threads;
       if (j >= a_count && (Full || j < count)) items[k] = b_src[k * Threads];
@@ -102,7 +102,7 @@ struct merge_sort_merge_steps {
     // Unconditional stores (slots past count get junk that nothing reads):
     // predicated ones made nvcc recompute the shared window's base per store.
     T* dst_thread = dst + thread;
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < Items; ++k) dst_thread[k * Threads] = items[k];
   }
 
@@ -124,7 +124,7 @@ struct merge_sort_merge_steps {
   template <bool Pairs, typename Key>
   TILESORT_HD static void write_blocked(Key* keys, int* sources, int thread, const Key (&out)[Items],
                                         const int (&source)[Items]) {
-#pragma unroll
+TILESORT_UNROLL
     for (int i = 0; i < Items; ++i) {
       const int j = thread * Items + i;
       keys[transpose_slot<Key>(j)] = out[i];
@@ -138,7 +138,7 @@ struct merge_sort_merge_steps {
   TILESORT_HD static void store(const Key* keys, const int* sources, const Value* values,
                                 const merge_tile_slices& slices, int thread, Key* keys_dst, Value* values_dst) {
     const int count = slices.count();
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < Items; ++k) {
       const int j = thread + k * Threads;
       if (Full || j < count) {

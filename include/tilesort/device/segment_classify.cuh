@@ -99,7 +99,7 @@ template <typename Counter>
 TILESORT_DEVICE Counter warp_reserve_n(Counter* counter, Counter amount) {
   const int lane = lane_id();
   Counter inclusive = amount;
-#pragma unroll
+TILESORT_UNROLL
   for (int d = 1; d < 32; d <<= 1) {
     const Counter up = __shfl_up_sync(0xffffffffu, inclusive, d);
     if (lane >= d) inclusive += up;
@@ -121,7 +121,7 @@ TILESORT_DEVICE unsigned long long block_exclusive_sum(unsigned long long value,
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = static_cast<int>(threadIdx.x) / 32;
   unsigned long long inclusive = value;
-#pragma unroll
+TILESORT_UNROLL
   for (int d = 1; d < 32; d <<= 1) {
     const unsigned long long up = __shfl_up_sync(0xffffffffu, inclusive, d);
     if (lane >= d) inclusive += up;
@@ -130,7 +130,7 @@ TILESORT_DEVICE unsigned long long block_exclusive_sum(unsigned long long value,
   __syncthreads();
   if (warp == 0) {
     unsigned long long sum = lane < warps ? warp_sums[lane] : 0;
-#pragma unroll
+TILESORT_UNROLL
     for (int d = 1; d < 32; d <<= 1) {
       const unsigned long long up = __shfl_up_sync(0xffffffffu, sum, d);
       if (lane >= d) sum += up;
@@ -150,7 +150,7 @@ template <int Threads, int Words>
 TILESORT_DEVICE unsigned count_heads(const std::uint32_t* bits, std::int64_t n, std::int64_t words,
                                      std::int64_t first_word) {
   unsigned count = 0;
-#pragma unroll
+TILESORT_UNROLL
   for (int w = 0; w < Words; ++w)
     if (first_word + w < words) count += __popc(head_bits_of_word(bits[first_word + w], first_word + w, n));
   return count;

@@ -179,16 +179,16 @@ __global__ __launch_bounds__(BlockThreads) void sort_rows_by_warps(Rows rows, co
 
     if constexpr (ranked) {
       ranked_key<Key> ranked_keys[Items];
-#pragma unroll
+TILESORT_UNROLL
       for (int i = 0; i < Items; ++i) ranked_keys[i] = {keys[i], static_cast<rank_type<Key>>(s.first + i)};
       warp_sort<Lanes>(ranked_keys, s.row_items, rank_tiebreak<Compare>{comp});
-#pragma unroll
+TILESORT_UNROLL
       for (int i = 0; i < Items; ++i) keys[i] = ranked_keys[i].key;
       if constexpr (has_values<Value>) {
         // Values do not ride through the network: each sorted key's rank is
         // its value's position in the row, so the values are gathered from
         // the row afterwards (the row's few lines, read once from DRAM).
-#pragma unroll
+TILESORT_UNROLL
         for (int i = 0; i < Items; ++i)
           if (i < s.mine) values[i] = values_in[s.row_begin + ranked_keys[i].rank];
         __syncwarp();  // in place: every lane has read its row's values before any lane stores
@@ -217,7 +217,7 @@ TILESORT_DEVICE void sort_one_row_by_block(const row_slice& s, Storage& storage,
     // way none (sm_90, nvcc 13.0; against the sort(keys, count) it replaces,
     // u32 keys and pairs: registers down for every block sorter but a bin's
     // 128 x 8 pairs, 48 -> 96).
-#pragma unroll
+TILESORT_UNROLL
     for (int i = 0; i < Items; ++i) keys[i] = last_key<Key, Compare>();
   }
   load_consecutive<Items>(keys_in + s.row_begin + s.first, s.mine, keys);
