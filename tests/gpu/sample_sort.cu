@@ -134,6 +134,11 @@ TEST(SampleSort, ErrorsLeaveEverythingUntouched) {
   check_errors<sample_sorter>(3 * policy_for<std::uint32_t, std::uint32_t>::bucket_tile + 5);
 }
 
+TEST(SampleSort, FailedAllocationLeavesEverythingUntouched) {
+  REQUIRE_GPU();
+  check_failed_allocation<sample_sorter>();
+}
+
 TEST(SampleSortHuge, KeysPast2To31) {
   REQUIRE_GPU();
   if (small_run()) GTEST_SKIP() << "skipped in the small (sanitizer) run";

@@ -106,6 +106,11 @@ TEST(Sort, StatsNameTheAlgorithm) {
   CUDA_EXPECT(cudaFreeHost(stats));
 }
 
+TEST(Sort, FailedAllocationLeavesEverythingUntouched) {
+  REQUIRE_GPU();
+  check_failed_allocation<front_door>();
+}
+
 TEST(SortHuge, KeysPast2To31) {
   REQUIRE_GPU();
   if (small_run()) GTEST_SKIP() << "skipped in the small (sanitizer) run";
