@@ -370,6 +370,7 @@ struct bench_case {
 void add_tile_cases(const options&, std::vector<bench_case>&);       // warp + block
 void add_segmented_cases(const options&, std::vector<bench_case>&);  // segmented
 void add_merge_cases(const options&, std::vector<bench_case>&);      // merge
+void add_sample_cases(const options&, std::vector<bench_case>&);     // sample (cases_sample.cu)
 void add_bitonic_cases(const options&, std::vector<bench_case>&);    // bitonic
 void add_whole_cases(const options&, std::vector<bench_case>&);      // whole
 void add_locality_cases(const options&, std::vector<bench_case>&);   // locality (cases_locality.cu)

@@ -36,8 +36,8 @@
 namespace bench {
 namespace {
 
-const char* const kFamilies[] = {"warp",    "block",   "segmented", "segments",
-                                 "merge",   "bitonic", "locality",  "whole"};
+const char* const kFamilies[] = {"warp",    "block",   "segmented", "segments", "merge",
+                                 "sample",  "bitonic", "locality",  "whole"};
 const char* const kTypes[] = {"u8", "u32", "u64", "f32", "pairs32", "pairs64", "struct"};
 const char* const kDists[] = {"random", "sorted", "reversed", "few", "nearly"};
 
@@ -48,7 +48,7 @@ void usage(std::FILE* out) {
                "Times tilesort side by side with CUB, Thrust and std::sort; verifies every repetition.\n"
                "\n"
                "  --quick            the small set the GPU check runs (about 35-40 s on an H100)\n"
-               "  --family LIST      warp,block,segmented,segments,merge,bitonic,locality,whole\n"
+               "  --family LIST      warp,block,segmented,segments,merge,sample,bitonic,locality,whole\n"
                "                     (default: all; segmented = uniform lengths, segments = the\n"
                "                     general layouts of BASELINES.md)\n"
                "  --sizes LIST       e.g. 2^20,2^24+1,3*2^20,10^6,1e7,4096 (default: per family)\n"
@@ -263,6 +263,7 @@ std::vector<bench_case> build_cases(const options& opt) {
   add_segmented_cases(opt, cases);
   add_segments_general_cases(opt, cases);
   add_merge_cases(opt, cases);
+  add_sample_cases(opt, cases);
   add_bitonic_cases(opt, cases);
   add_locality_cases(opt, cases);
   add_whole_cases(opt, cases);

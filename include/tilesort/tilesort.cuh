@@ -11,7 +11,9 @@
 #include "device/bitonic_sort.cuh"
 #include "device/locality_sort.cuh"
 #include "device/merge_sort.cuh"
+#include "device/sample_sort.cuh"
 #include "device/segmented_sort.cuh"
+#include "device/sort.cuh"
 #include "device/sort_stats.cuh"
 
 /// @namespace tilesort

@@ -1,6 +1,6 @@
 // device/sort_stats.cuh — what the early-exit sorts (locality_sort_*,
-// segmented_sort_*) report about their work, and the options struct that
-// asks for it.
+// segmented_sort_*) report about their work, which algorithm the front door
+// (sort_keys / sort_pairs) ran, and the options struct that asks for it.
 //
 // The statistics are written by the sort's own kernels, in stream order, with
 // no host synchronisation inside the call: `options.stats` must point to
@@ -31,6 +31,21 @@
 #include <string>
 
 namespace tilesort {
+
+/// Which algorithm a sort ran (sort_keys / sort_pairs choose one; the
+/// specific entry points leave `unspecified`).
+enum class sort_algorithm : int { unspecified = 0, merge, sample, locality, bitonic };
+
+/// The algorithm's name ("merge", "sample", ...), e.g. for a log line.
+inline const char* sort_algorithm_name(sort_algorithm a) {
+  switch (a) {
+    case sort_algorithm::merge: return "merge";
+    case sort_algorithm::sample: return "sample";
+    case sort_algorithm::locality: return "locality";
+    case sort_algorithm::bitonic: return "bitonic";
+    default: return "unspecified";
+  }
+}
 
 /// What an early-exit sort (locality_sort_*, segmented_sort_*) did: tiles
 /// sorted and merged, per merge pass and in total, written by the sort's own
@@ -78,6 +93,8 @@ struct sort_stats {
   std::int64_t final_copy_tiles;  ///< tiles copied from the temp buffer to the output at the end
   std::int64_t final_copy_keys;   ///< keys of the final_copy_tiles
 
+  sort_algorithm algorithm;  ///< the algorithm sort_keys / sort_pairs ran
+
   /// Full-pass equivalents of the merges: keys written by merges / n.
   double merge_pass_equivalents() const {
     std::int64_t keys = boundary.merged_keys;
@@ -119,6 +136,10 @@ inline std::string format_sort_stats(const sort_stats& s) {
   char line[160];
   const double tiles = s.full_pass_tiles > 0 ? double(s.full_pass_tiles) : 1.0;
   const double keys = s.n > 0 ? double(s.n) : 1.0;
+  if (s.algorithm != sort_algorithm::unspecified) {
+    std::snprintf(line, sizeof line, "algorithm: %s\n", sort_algorithm_name(s.algorithm));
+    out += line;
+  }
   std::snprintf(line, sizeof line, "n = %lld, merge tile = %d keys (%lld per full pass), blocksort tile = %d keys\n",
                 static_cast<long long>(s.n), s.tile_items, static_cast<long long>(s.full_pass_tiles),
                 s.blocksort_items);

@@ -1,0 +1,237 @@
+// device/sample_sort.cuh — stable device-wide sample sort of keys or
+// key-value pairs, any trivially copyable key, any strict weak order, 64-bit
+// sizes.
+//
+// Algorithm (kernels in device/sample_sort_kernels.cuh, arithmetic in
+// detail/sample_sort_plan.cuh):
+//   1. sample: one block sorts `samples` keys drawn from strata of the input
+//      and keeps S = 2^levels - 1 evenly spaced ones as splitters (levels
+//      from n: buckets of about half a bucket tile, at most 2^max_levels).
+//   2. histogram: scatter blocks (each a run of consecutive tiles) classify
+//      every key with the splitter tree in shared memory into one of 2S + 1
+//      buckets: between two splitters, or equal to one (equal-key buckets
+//      are never sorted), and count per (bucket, block).
+//   3. scan: an exclusive sum over the counts, bucket major (3 launches).
+//   4. scatter: the blocks classify again and write every key (and value) to
+//      the temp buffer at its bucket's offset; within a tile, keys of one
+//      bucket keep their input order (ranked by a block_sort of (bucket,
+//      position) codes), and tiles follow in input order: stable.
+//   5. buckets: one block per bucket copies an equal-key bucket, sorts a
+//      bucket of at most a tile in registers (block_sort, stable), and sorts
+//      a larger one tile by tile and merges the tiles itself (pairwise
+//      passes through global memory, temp and output alternating).
+// Cost: keys read 3 times and written twice (+ the sample), 7 launches; no
+// host synchronisation (bucket sizes stay on the device; the bucket grid is
+// the bucket count), so the call can be captured in a CUDA graph. n <= one
+// bucket tile: one launch, keys_in -> keys_out; n == 1: a copy; n == 0:
+// nothing.
+// Temp storage: n keys (+ n values), the splitters, 8 bytes per (bucket,
+// scatter block) counter (at most 2047 x 1024) and per scan chunk; 1 byte
+// when one tile holds everything.
+// In place (keys_out == keys_in) works: the scatter reads the input and
+// writes the temp buffer, the bucket sorts read the temp buffer.
+//
+//   std::size_t temp_bytes = 0;
+//   tilesort::sample_sort_keys(nullptr, temp_bytes, d_in, d_out, n);         // size query
+//   cudaMallocAsync(&d_temp, temp_bytes, stream);
+//   tilesort::sample_sort_keys(d_temp, temp_bytes, d_in, d_out, n, tilesort::less{}, stream);
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "../comparators.cuh"
+#include "../detail/error.cuh"
+#include "../detail/sample_sort_plan.cuh"
+#include "../detail/temp_storage.cuh"
+#include "sample_sort_kernels.cuh"
+
+namespace tilesort {
+
+// ------------------------------------------------------------------ tuning
+// One policy per (key size, value size); ValueBytes = 0 for keys only.
+// First shapes, not yet measured (the merge sort's blocksort tile for the
+// bucket sorts; docs/tuning/ will carry the measurements).
+template <std::size_t KeyBytes, std::size_t ValueBytes>
+struct sample_sort_policy {
+  static constexpr std::size_t item_bytes = KeyBytes + ValueBytes;
+  // Bucket sorts: one block per bucket, a tile in registers.
+  static constexpr int bucket_threads = 512;
+  static constexpr int bucket_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
+  static constexpr int bucket_tile = bucket_threads * bucket_items;
+  // Classification and scatter: tiles of scatter_tile keys (ranks fit in 12
+  // bits), at most max_scatter_blocks blocks (counters: buckets x blocks).
+  static constexpr int scatter_threads = 256;
+  static constexpr int scatter_items = item_bytes <= 8 ? 16 : 8;
+  static constexpr int scatter_tile = scatter_threads * scatter_items;
+  static constexpr int max_scatter_blocks = 1024;
+  // Splitters: at most 2^max_levels - 1 (2047 buckets), oversampling
+  // samples per bucket, at most one block's tile of samples.
+  static constexpr int max_levels = 10;
+  static constexpr int oversampling = 8;
+  static constexpr int sample_threads = 512;
+  static constexpr int sample_items = KeyBytes <= 8 ? 16 : 8;
+  static constexpr int sample_tile = sample_threads * sample_items;
+  // The counters' exclusive scan.
+  static constexpr int scan_threads = 256;
+  static constexpr int scan_items = 16;
+  static constexpr int scan_chunk = scan_threads * scan_items;
+
+  static constexpr detail::sample_sort_shape shape() {
+    return {bucket_tile, scatter_tile, max_scatter_blocks, max_levels, sample_tile, oversampling, scan_chunk};
+  }
+  static_assert(scatter_tile <= 4096, "positions take 12 bits of a scatter code, buckets 11");
+  static_assert(max_levels <= 10, "at most 2047 buckets");
+};
+
+namespace detail {
+
+template <typename Key, typename Value>
+using sample_sort_policy_for = sample_sort_policy<sizeof(Key), sample_sort_has_values<Value> ? sizeof(Value) : 0>;
+
+template <typename Key, typename Value>
+sample_sort_plan make_sample_sort_plan_for(std::int64_t n) {
+  return make_sample_sort_plan(n, sizeof(Key), sample_sort_has_values<Value> ? sizeof(Value) : 0,
+                               sample_sort_policy_for<Key, Value>::shape());
+}
+
+template <typename Kernel>
+cudaError_t sample_sort_allow_smem(Kernel* kernel, std::size_t bytes) {
+  if (bytes <= 48 * 1024) return cudaSuccess;
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+}
+
+// kernel<<<grid, threads, shared, stream>>>(args...), opting in to more than
+// 48 KB of dynamic shared memory first.
+template <typename... Params, typename... Args>
+cudaError_t sample_sort_run(void (*kernel)(Params...), std::int64_t grid, int threads, std::size_t shared,
+                            cudaStream_t stream, Args... args) {
+  TILESORT_RETURN_IF_ERROR(sample_sort_allow_smem(kernel, shared));
+  kernel<<<static_cast<unsigned>(grid), threads, shared, stream>>>(static_cast<Params>(args)...);
+  return cudaGetLastError();
+}
+
+// Launch everything. Arguments are checked; `temp` holds plan.total_bytes.
+template <typename Key, typename Value, typename Compare>
+cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const Key* keys_in, Key* keys_out,
+                               const Value* values_in, Value* values_out, Compare comp, cudaStream_t stream) {
+  using policy = sample_sort_policy_for<Key, Value>;
+  constexpr bool pairs = sample_sort_has_values<Value>;
+  const std::int64_t n = plan.n;
+  if (n == 0) return cudaSuccess;
+  using bucket_storage =
+      typename sample_sort_bucket_sorter<Key, Value, policy::bucket_threads, policy::bucket_items>::temp_storage;
+  auto* bucket_kernel = sample_sort_bucket_kernel<policy, Key, Value, Compare>;
+  if (plan.direct) {
+    if (n == 1 && keys_in == keys_out && (!pairs || values_in == values_out)) return cudaSuccess;
+    // The direct sort never writes its source (one tile, no merge pass).
+    return sample_sort_run(bucket_kernel, 1, policy::bucket_threads, sizeof(bucket_storage), stream,
+                           const_cast<Key*>(keys_in), const_cast<Value*>(values_in), keys_out, values_out,
+                           static_cast<const std::int64_t*>(nullptr), plan, comp);
+  }
+  char* base = static_cast<char*>(temp);
+  Key* keys_temp = reinterpret_cast<Key*>(base + plan.keys_offset);
+  Value* values_temp = pairs ? reinterpret_cast<Value*>(base + plan.values_offset) : nullptr;
+  Key* splitters = reinterpret_cast<Key*>(base + plan.splitters_offset);
+  auto* counters = reinterpret_cast<std::int64_t*>(base + plan.counters_offset);
+  auto* partials = reinterpret_cast<std::int64_t*>(base + plan.partials_offset);
+
+  using sample_storage = sample_sort_sample_storage<Key, policy::sample_threads, policy::sample_items>;
+  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_sample_kernel<policy, Key, Compare>, 1, policy::sample_threads,
+                                           sizeof(sample_storage), stream, keys_in, plan, splitters, comp));
+  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_histogram_kernel<policy, Key, Compare>, plan.scatter_blocks,
+                                           policy::scatter_threads,
+                                           sizeof(sample_sort_histogram_storage<Key, policy::max_levels>), stream,
+                                           keys_in, splitters, plan, counters, comp));
+  constexpr int scan_threads = policy::scan_threads;
+  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scan_reduce_kernel<scan_threads, policy::scan_chunk>,
+                                           plan.scan_chunks, scan_threads, 0, stream, counters, plan.counters,
+                                           partials));
+  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scan_partials_kernel<scan_threads>, 1, scan_threads, 0, stream,
+                                           partials, plan.scan_chunks));
+  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scan_apply_kernel<scan_threads, policy::scan_items>,
+                                           plan.scan_chunks, scan_threads, 0, stream, counters, plan.counters,
+                                           partials));
+  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scatter_kernel<policy, Key, Value, Compare>,
+                                           plan.scatter_blocks, policy::scatter_threads,
+                                           sizeof(sample_sort_scatter_storage<Key, Value, policy>), stream, keys_in,
+                                           values_in, splitters, counters, keys_temp, values_temp, plan, comp));
+  return sample_sort_run(bucket_kernel, plan.buckets, policy::bucket_threads, sizeof(bucket_storage), stream,
+                         keys_temp, values_temp, keys_out, values_out, static_cast<const std::int64_t*>(counters),
+                         plan, comp);
+}
+
+// Two-phase entry: size query, argument checks, launch.
+template <typename Key, typename Value, typename Compare>
+cudaError_t sample_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                  const Value* values_in, Value* values_out, std::int64_t n, Compare comp,
+                                  cudaStream_t stream) {
+  if (n < 0) return cudaErrorInvalidValue;
+  const sample_sort_plan plan = make_sample_sort_plan_for<Key, Value>(n);
+  if (d_temp == nullptr) {
+    temp_bytes = plan.total_bytes;
+    return cudaSuccess;
+  }
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, sample_sort_has_values<Value>, n));
+  TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, plan.total_bytes));
+  return sample_sort_launch(plan, d_temp, keys_in, keys_out, values_in, values_out, comp, stream);
+}
+
+}  // namespace detail
+
+// ------------------------------------------------------------------ public API
+// Stable sort of n keys: keys_out[0, n) = keys_in[0, n) ordered by comp.
+// Call with d_temp == nullptr to get temp_bytes (nothing else happens).
+// keys_out may equal keys_in.
+//
+//   std::size_t bytes = 0;
+//   tilesort::sample_sort_keys(nullptr, bytes, d_in, d_out, n);
+//   void* d_temp; cudaMalloc(&d_temp, bytes);
+//   tilesort::sample_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::less{}, stream);
+template <typename Key, typename Compare = less>
+cudaError_t sample_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                             std::int64_t n, Compare comp = {}, cudaStream_t stream = 0) {
+  return detail::sample_sort_two_phase<Key, detail::no_value>(d_temp, temp_bytes, keys_in, keys_out, nullptr, nullptr,
+                                                              n, comp, stream);
+}
+
+// Stable sort of n (key, value) pairs by key; values travel with their keys.
+// values_out may equal values_in.
+//
+//   tilesort::sample_sort_pairs(nullptr, bytes, d_keys, d_keys, d_vals, d_vals, n);   // size query
+//   tilesort::sample_sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n);    // in place
+template <typename Key, typename Value, typename Compare = less>
+cudaError_t sample_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                              const Value* values_in, Value* values_out, std::int64_t n, Compare comp = {},
+                              cudaStream_t stream = 0) {
+  return detail::sample_sort_two_phase(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream);
+}
+
+// Same, with stream-ordered temp storage (cudaMallocAsync/cudaFreeAsync on
+// `stream`); graph-capturable. A failed allocation returns
+// cudaErrorMemoryAllocation with nothing written.
+//
+//   tilesort::sample_sort_keys(d_keys, d_keys, n, tilesort::less{}, stream);
+template <typename Key, typename Compare = less>
+cudaError_t sample_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Compare comp = {},
+                             cudaStream_t stream = 0) {
+  TILESORT_RETURN_IF_ERROR(detail::check_sort_args(keys_in, keys_out, nullptr, nullptr, false, n));
+  return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
+    return sample_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, comp, stream);
+  });
+}
+
+//   tilesort::sample_sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::less{}, stream);
+template <typename Key, typename Value, typename Compare = less>
+cudaError_t sample_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
+                              std::int64_t n, Compare comp = {}, cudaStream_t stream = 0) {
+  TILESORT_RETURN_IF_ERROR(detail::check_sort_args(keys_in, keys_out, values_in, values_out, true, n));
+  return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
+    return sample_sort_pairs(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream);
+  });
+}
+
+}  // namespace tilesort

@@ -1,0 +1,68 @@
+// Host tests for detail/sort_choice.cuh: every call finds a row, the table
+// is ordered so that no row hides a later one, each row's choice switches
+// once (merge below its crossover, sample from it on), and the choice does
+// not depend on anything but n and the sizes.
+#include <tilesort/detail/sort_choice.cuh>
+
+#include "common/test_util.cuh"
+
+namespace {
+
+using namespace tilesort::detail;
+using tilesort::sort_algorithm;
+
+constexpr std::size_t rows = sizeof(sort_choice_table) / sizeof(sort_choice_table[0]);
+
+TEST(SortChoice, LastRowCatchesEverything) {
+  EXPECT_EQ(SIZE_MAX, sort_choice_table[rows - 1].max_key_bytes);
+  EXPECT_EQ(SIZE_MAX, sort_choice_table[rows - 1].max_value_bytes);
+  EXPECT_EQ(&sort_choice_table[rows - 1], &sort_choice_for(1000, 1000));
+}
+
+TEST(SortChoice, EveryRowIsReachable) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const sort_choice_row& row = sort_choice_table[r];
+    const std::size_t key = row.max_key_bytes == SIZE_MAX ? 64 : row.max_key_bytes;
+    const std::size_t value = row.max_value_bytes == SIZE_MAX ? 64 : row.max_value_bytes;
+    EXPECT_EQ(&row, &sort_choice_for(key, value)) << "row " << r << " is hidden by an earlier one";
+    EXPECT_GT(row.sample_from, 1) << "row " << r;
+  }
+}
+
+TEST(SortChoice, SizesMapToTheirRows) {
+  EXPECT_EQ(&sort_choice_table[0], &sort_choice_for(4, 0));
+  EXPECT_EQ(&sort_choice_table[0], &sort_choice_for(1, 0));  // u8 keys: the u32 row
+  EXPECT_EQ(&sort_choice_table[1], &sort_choice_for(4, 4));
+  EXPECT_EQ(&sort_choice_table[2], &sort_choice_for(8, 0));
+  EXPECT_EQ(&sort_choice_table[3], &sort_choice_for(8, 8));
+  EXPECT_EQ(&sort_choice_table[rows - 1], &sort_choice_for(16, 0));
+}
+
+TEST(SortChoice, OneCrossoverPerRow) {
+  for (std::size_t key : {1, 2, 4, 8, 16, 32})
+    for (std::size_t value : {0, 4, 8, 16}) {
+      SCOPED_TRACE("key " + std::to_string(key) + " value " + std::to_string(value));
+      const std::int64_t from = sort_choice_for(key, value).sample_from;
+      EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm(0, key, value));
+      EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm(1, key, value));
+      EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm(from - 1, key, value));
+      EXPECT_EQ(sort_algorithm::sample, choose_sort_algorithm(from, key, value));
+      EXPECT_EQ(sort_algorithm::sample, choose_sort_algorithm((std::int64_t(1) << 31) + 5, key, value));
+      sort_algorithm last = sort_algorithm::merge;
+      for (std::int64_t n = 1; n < (std::int64_t(1) << 34); n = n * 3 / 2 + 1) {
+        const sort_algorithm a = choose_sort_algorithm(n, key, value);
+        if (last == sort_algorithm::sample) EXPECT_EQ(sort_algorithm::sample, a) << "n=" << n;
+        last = a;
+      }
+    }
+}
+
+TEST(SortChoice, ChoiceIsAConstantExpression) {
+  static_assert(choose_sort_algorithm(1, 4, 0) == sort_algorithm::merge, "small n: merge sort");
+  static_assert(choose_sort_algorithm(std::int64_t(1) << 28, 4, 0) == sort_algorithm::sample, "large n: sample sort");
+  EXPECT_STREQ("sample", tilesort::sort_algorithm_name(sort_algorithm::sample));
+  EXPECT_STREQ("merge", tilesort::sort_algorithm_name(sort_algorithm::merge));
+  EXPECT_STREQ("unspecified", tilesort::sort_algorithm_name(sort_algorithm::unspecified));
+}
+
+}  // namespace
