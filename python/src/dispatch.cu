@@ -1,6 +1,7 @@
 // dispatch.cu — the extension's small device-side pieces: run_sort picks the
-// instantiation for a key width, fill_row_index writes the index payload of an
-// argsort, order_rank exposes dtype_order's rank to host tests.
+// instantiation for a key width, payload and algorithm, fill_row_index
+// writes the index payload of an argsort, order_rank exposes dtype_order's
+// rank to host tests.
 //
 //   tilesort_py::fill_row_index(d_idx, rows * length, length, stream);   // 0..length-1 per row
 #include <cstdint>
@@ -22,14 +23,31 @@ std::uint64_t rank_of(char kind, std::uint64_t inf_bits, bool descending, std::u
   return make_dtype_order<Bits>(kind, static_cast<Bits>(inf_bits), descending).rank(static_cast<Bits>(bits));
 }
 
+template <typename Bits>
+cudaError_t sort_for(bool pairs, const sort_call& call, std::size_t& temp_bytes) {
+  switch (call.algo) {
+    case algorithm::merge:
+      return pairs ? sort_with<Bits, true, algorithm::merge>(call, temp_bytes) : cudaErrorNotSupported;
+    case algorithm::rows:
+      return pairs ? sort_with<Bits, true, algorithm::rows>(call, temp_bytes) : cudaErrorNotSupported;
+    case algorithm::locality:
+      return pairs ? sort_with<Bits, true, algorithm::locality>(call, temp_bytes)
+                   : sort_with<Bits, false, algorithm::locality>(call, temp_bytes);
+    case algorithm::offsets:
+      return pairs ? sort_with<Bits, true, algorithm::offsets>(call, temp_bytes)
+                   : sort_with<Bits, false, algorithm::offsets>(call, temp_bytes);
+  }
+  return cudaErrorInvalidValue;
+}
+
 }  // namespace
 
 cudaError_t run_sort(int key_bytes, bool pairs, const sort_call& call, std::size_t& temp_bytes) {
   switch (key_bytes) {
-    case 1: return pairs ? sort_for<std::uint8_t, true>(call, temp_bytes) : sort_for<std::uint8_t, false>(call, temp_bytes);
-    case 2: return pairs ? sort_for<std::uint16_t, true>(call, temp_bytes) : sort_for<std::uint16_t, false>(call, temp_bytes);
-    case 4: return pairs ? sort_for<std::uint32_t, true>(call, temp_bytes) : sort_for<std::uint32_t, false>(call, temp_bytes);
-    case 8: return pairs ? sort_for<std::uint64_t, true>(call, temp_bytes) : sort_for<std::uint64_t, false>(call, temp_bytes);
+    case 1: return sort_for<std::uint8_t>(pairs, call, temp_bytes);
+    case 2: return sort_for<std::uint16_t>(pairs, call, temp_bytes);
+    case 4: return sort_for<std::uint32_t>(pairs, call, temp_bytes);
+    case 8: return sort_for<std::uint64_t>(pairs, call, temp_bytes);
   }
   return cudaErrorInvalidValue;
 }

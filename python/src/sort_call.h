@@ -44,13 +44,20 @@ struct sort_call {
 };
 
 // Sorts (or sizes) `call` with keys of `key_bytes` (1, 2, 4, 8) bytes, with or
-// without 8-byte payloads. Returns the library's error code.
+// without 8-byte payloads. Returns the library's error code;
+// cudaErrorNotSupported for keys alone with merge or rows (keys_alone).
 cudaError_t run_sort(int key_bytes, bool pairs, const sort_call& call, std::size_t& temp_bytes);
 
-// run_sort for one key width (Bits: its unsigned type) and payload; defined in
-// launch.cuh, instantiated once each by the generated translation units.
-template <typename Bits, bool Pairs>
-cudaError_t sort_for(const sort_call& call, std::size_t& temp_bytes);
+// Keys alone come only from segmented_sort and locality_sort without values
+// (sort and argsort always carry indices), so only those two algorithms are
+// compiled for them: the build stays short.
+constexpr bool keys_alone(algorithm algo) { return algo == algorithm::locality || algo == algorithm::offsets; }
+
+// run_sort for one key width (Bits: its unsigned type), payload and
+// algorithm; defined in launch.cuh, instantiated once each by the generated
+// translation units.
+template <typename Bits, bool Pairs, algorithm Algo>
+cudaError_t sort_with(const sort_call& call, std::size_t& temp_bytes);
 
 // values[i] = i % row_length for i < n, as uint64 (the payload that turns a
 // sort into an argsort), on `stream`.

@@ -110,9 +110,8 @@ class TorchBackend:
         return x.to(self.dtype(dtype_name))
 
     def offsets_from_lengths(self, lengths):
-        offsets = self.torch.zeros(lengths.numel() + 1, dtype=self.torch.int64, device=lengths.device)
-        self.torch.cumsum(lengths, 0, out=offsets[1:])
-        return offsets
+        zero = self.torch.zeros(1, dtype=self.torch.int64, device=lengths.device)
+        return self.torch.cat([zero, self.torch.cumsum(lengths, 0)])
 
     def to_host_list(self, x):
         return x.tolist()
@@ -181,16 +180,14 @@ class CupyBackend:
         return self.cupy.moveaxis(x, source, destination)
 
     def empty(self, shape, dtype_name, like):
-        with like.device:
-            return self.cupy.empty(shape, dtype=dtype_name)
+        return self.cupy.empty(shape, dtype=dtype_name)  # on the current device, which is like's (checked)
 
     def astype(self, x, dtype_name):
         return x.astype(dtype_name, copy=False)
 
     def offsets_from_lengths(self, lengths):
-        offsets = self.cupy.zeros(lengths.size + 1, dtype=self.cupy.int64)
-        self.cupy.cumsum(lengths, out=offsets[1:])
-        return offsets
+        zero = self.cupy.zeros(1, dtype=self.cupy.int64)
+        return self.cupy.concatenate([zero, self.cupy.cumsum(lengths)])
 
     def to_host_list(self, x):
         return x.tolist()
