@@ -59,9 +59,11 @@ class TorchBackend:
     def __init__(self, torch):
         self.torch = torch
         self.array_type = torch.Tensor
+        # dtype -> name by lookup (torch.compile traces dict lookups, not str(dtype)).
+        self.names = {dt: str(dt).split(".")[-1] for dt in vars(torch).values() if isinstance(dt, torch.dtype)}
 
     def dtype_name(self, x):
-        return str(x.dtype).removeprefix("torch.")
+        return self.names[x.dtype]
 
     def dtype(self, name):
         return getattr(self.torch, name)

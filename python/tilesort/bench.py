@@ -47,11 +47,14 @@ class Timer:
     def __init__(self, torch, reps, warmups):
         self.torch, self.reps, self.warmups = torch, reps, warmups
 
-    def lat(self, call):
-        torch = self.torch
+    def warm(self, call):
         for _ in range(self.warmups):
             call()
-        torch.cuda.synchronize()
+        self.torch.cuda.synchronize()
+
+    def lat(self, call):
+        torch = self.torch
+        self.warm(call)
         times = []
         for _ in range(self.reps):
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -64,9 +67,7 @@ class Timer:
 
     def wall(self, call, calls=200):
         torch = self.torch
-        for _ in range(self.warmups):
-            call()
-        torch.cuda.synchronize()
+        self.warm(call)
         times = []
         for _ in range(self.reps):
             t0 = time.perf_counter()
