@@ -1,0 +1,66 @@
+// dtype_order.cuh — the one comparator per key width that the Python
+// extension instantiates the sorts with.
+//
+// Keys reach the sorts as the unsigned integer of their width holding the
+// ORIGINAL bits (bool, int8..int64, uint8..uint64, float16, bfloat16,
+// float32, float64), so every algorithm is compiled four times (1, 2, 4, 8
+// bytes) instead of once per dtype, and the sorted keys come out exactly as
+// they went in: no transform passes. The order is chosen at run time by two
+// members: rank(x) maps the bits to an unsigned integer whose natural order is
+// the dtype's order, and the comparator compares ranks.
+//   * integers: rank = bits ^ flip (flip = the sign bit for signed dtypes);
+//   * floating (inf_bits != 0, the bits of +inf of that format): NaN (any
+//     payload, any sign) ranks above every number, -0.0 ranks as +0.0,
+//     negative numbers rank by their complemented bits, others with the sign
+//     bit set: the usual order-preserving float-to-unsigned map;
+//   * descending: every rank is complemented (flip of integers, desc_mask of
+//     floats), which reverses the order exactly: NaN comes first, as in
+//     torch.sort(descending=True).
+// Equal ranks are equivalent keys, so a stable sort keeps their input order:
+// the result equals torch.sort(stable=True) for every dtype.
+//
+//   tilesort_py::dtype_order<std::uint16_t> half_order{0, 0x7C00};  // float16 ascending
+//   tilesort::merge_sort_keys(d_temp, bytes, bits_in, bits_out, n, half_order, stream);
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace tilesort_py {
+
+template <typename Bits>
+struct dtype_order {
+  static_assert(std::is_unsigned_v<Bits>, "keys travel as unsigned bits of their width");
+  static constexpr Bits top = Bits(Bits(1) << (8 * sizeof(Bits) - 1));
+  static constexpr Bits ones = Bits(~Bits(0));
+
+  Bits flip;      // XORed into the rank: sign bit (signed integers), ones (descending), both, or 0
+  Bits inf_bits;  // floating dtypes: the bits of +inf; 0 for integers
+
+  __host__ __device__ Bits rank(Bits x) const {
+    if (inf_bits == 0) return Bits(x ^ flip);
+    const Bits magnitude = Bits(x & Bits(~top));
+    Bits r;
+    if (magnitude > inf_bits) {
+      r = ones;  // NaN
+    } else if (magnitude == 0) {
+      r = top;  // -0.0 and +0.0
+    } else {
+      r = (x & top) ? Bits(~x) : Bits(x | top);
+    }
+    return Bits(r ^ flip);
+  }
+  __host__ __device__ bool operator()(Bits a, Bits b) const { return rank(a) < rank(b); }
+};
+
+// The members for one dtype: kind 'u' unsigned (and bool), 'i' signed,
+// 'f' IEEE floating point or bfloat16 (inf_bits given).
+template <typename Bits>
+dtype_order<Bits> make_dtype_order(char kind, Bits inf_bits, bool descending) {
+  const Bits desc = descending ? dtype_order<Bits>::ones : Bits(0);
+  if (kind == 'f') return {desc, inf_bits};
+  const Bits sign = kind == 'i' ? dtype_order<Bits>::top : Bits(0);
+  return {Bits(sign ^ desc), Bits(0)};
+}
+
+}  // namespace tilesort_py

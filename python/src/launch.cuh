@@ -1,0 +1,51 @@
+// launch.cuh — sort_with<Bits, Pairs, Algo>: one sort_call turned into the
+// library call it names (one algorithm, one key width, keys alone or with
+// 8-byte payloads), with dtype_order<Bits> as the comparator. Each generated
+// translation unit (CMakeLists.txt) includes this file and instantiates one
+// combination, so the build spreads over as many cores as there are.
+//
+//   template cudaError_t tilesort_py::sort_with<std::uint32_t, true, tilesort_py::algorithm::rows>(
+//       const tilesort_py::sort_call&, std::size_t&);
+#pragma once
+
+#include <tilesort/device/locality_sort.cuh>
+#include <tilesort/device/merge_sort.cuh>
+#include <tilesort/device/segmented_sort.cuh>
+
+#include "dtype_order.cuh"
+#include "sort_call.h"
+
+namespace tilesort_py {
+
+template <typename Bits, bool Pairs, algorithm Algo>
+cudaError_t sort_with(const sort_call& c, std::size_t& temp_bytes) {
+  static_assert(Pairs || keys_alone(Algo), "keys alone: only the algorithms of keys_alone (sort_call.h)");
+  const auto order = make_dtype_order<Bits>(c.kind, static_cast<Bits>(c.inf_bits), c.descending);
+  const auto* keys_in = static_cast<const Bits*>(c.keys_in);
+  auto* keys_out = static_cast<Bits*>(c.keys_out);
+  const auto* values_in = static_cast<const std::uint64_t*>(c.values_in);
+  auto* values_out = static_cast<std::uint64_t*>(c.values_out);
+  // The library reads a null temp pointer (c.temp) as a size query.
+  if constexpr (Algo == algorithm::merge) {
+    return tilesort::merge_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n, order,
+                                      c.stream);
+  } else if constexpr (Algo == algorithm::rows) {
+    return tilesort::segmented_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n,
+                                          tilesort::segments::uniform(c.row_length), order, c.stream);
+  } else if constexpr (Algo == algorithm::locality) {
+    if constexpr (Pairs)
+      return tilesort::locality_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n,
+                                           order, c.stream);
+    else
+      return tilesort::locality_sort_keys(c.temp, temp_bytes, keys_in, keys_out, c.n, order, c.stream);
+  } else {
+    const auto segments = tilesort::segments::offsets(c.offsets, c.offsets + 1, c.segments);
+    if constexpr (Pairs)
+      return tilesort::segmented_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n,
+                                            segments, order, c.stream);
+    else
+      return tilesort::segmented_sort_keys(c.temp, temp_bytes, keys_in, keys_out, c.n, segments, order, c.stream);
+  }
+}
+
+}  // namespace tilesort_py

@@ -1,0 +1,216 @@
+"""The Python layer (layouts, payloads, out=, validation) over a host stand-in for the device (runs without a GPU).
+
+numpy arrays play the device arrays and a numpy sort plays the extension:
+it finds the arrays by the pointers the layer hands over, and sorts each
+segment by the dtype order (the same rank as src/dtype_order.cuh, whose host
+tests are in test_order.py). What this checks is everything around the
+launch: dim handling, contiguity, index payloads per row or per array,
+gathers of narrow payloads, out=, and that keys alone never ask for an
+algorithm the extension does not build.
+"""
+
+import pytest
+
+np = pytest.importorskip("numpy", reason="numpy is not installed: the host layer tests skip")
+import tilesort  # noqa: E402
+from tilesort import _api, _core  # noqa: E402
+
+
+class HostBackend:
+    """The backend interface of tilesort/_arrays.py over numpy; ptr() remembers each array by its address."""
+
+    name = "host"
+    array_type = np.ndarray
+
+    def __init__(self):
+        self.arrays = {}
+
+    def ptr(self, x):
+        assert x.flags.c_contiguous, "the layer must hand contiguous arrays to the extension"
+        self.arrays[x.ctypes.data] = x
+        return x.ctypes.data
+
+    dtype_name = staticmethod(lambda x: x.dtype.name)
+    itemsize = staticmethod(lambda x: x.dtype.itemsize)
+    device_problem = staticmethod(lambda x: None)
+    same_device = staticmethod(lambda a, b: True)
+    stream = staticmethod(lambda x: 0)
+    capturing = staticmethod(lambda: False)
+    numel = staticmethod(lambda x: x.size)
+    is_contiguous = staticmethod(lambda x: x.flags.c_contiguous)
+    contiguous = staticmethod(np.ascontiguousarray)
+    moveaxis = staticmethod(np.moveaxis)
+    empty = staticmethod(lambda shape, dtype, like: np.empty(shape, dtype=dtype))
+    astype = staticmethod(lambda x, dtype: x.astype(dtype, copy=False))
+    offsets_from_lengths = staticmethod(lambda lengths: np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
+    to_host_list = staticmethod(lambda x: x.tolist())
+    take_last = staticmethod(lambda values, indices: np.take_along_axis(values, indices, -1))
+    take_flat = staticmethod(lambda values, indices: values[indices])
+    to_native = staticmethod(lambda x: x)
+    wrap_like = staticmethod(lambda original, result: result)
+
+    def copy_into(self, out, x):
+        out[...] = x
+
+
+def rank(bits, kind, inf_bits, descending):
+    width = bits.dtype.itemsize * 8
+    b = bits.astype(np.uint64)
+    top, ones = np.uint64(1 << (width - 1)), np.uint64((1 << width) - 1)
+    if kind == "f":
+        magnitude = b & ~top & ones
+        r = np.where(magnitude > np.uint64(inf_bits), ones,
+                     np.where(magnitude == 0, top, np.where(b & top, ~b & ones, b | top)))
+    else:
+        r = b ^ (top if kind == "i" else np.uint64(0))
+    return (~r & ones) if descending else r
+
+
+class HostExtension:
+    """tilesort._ext's interface, sorting on the host."""
+
+    MERGE, LOCALITY, ROWS, OFFSETS = 0, 1, 2, 3
+
+    def __init__(self, backend):
+        self.be = backend
+        self.calls = []
+
+    def flat(self, address, dtype):
+        return self.be.arrays[address].reshape(-1).view(dtype)
+
+    def fill_row_index(self, values, n, row_length, stream):
+        self.flat(values, np.uint64)[:n] = np.arange(n, dtype=np.uint64) % np.uint64(row_length)
+
+    def sort(self, algo, key_bytes, kind, inf_bits, descending, keys_in, keys_out, values_in, values_out, n,
+             row_length, offsets, segments, temp, temp_bytes, stream):
+        pairs = values_in != 0
+        if not pairs and algo in (self.MERGE, self.ROWS):
+            raise RuntimeError("keys alone are not built for merge or rows")
+        if temp == 0:
+            return 64
+        self.calls.append((algo, pairs))
+        keys = self.flat(keys_in, f"u{key_bytes}")[:n].copy()
+        values = self.flat(values_in, np.uint64)[:n].copy() if pairs else None
+        if algo == self.ROWS:
+            bounds = [(b, min(b + row_length, n)) for b in range(0, n, row_length)]
+        elif algo == self.OFFSETS:
+            off = self.flat(offsets, np.int64)[: segments + 1]
+            bounds = list(zip(off[:-1], off[1:]))
+        else:
+            bounds = [(0, n)]
+        out_keys, out_values = keys.copy(), None if values is None else values.copy()
+        for begin, end in bounds:
+            order = np.argsort(rank(keys[begin:end], chr(kind), inf_bits, descending), kind="stable")
+            out_keys[begin:end] = keys[begin:end][order]
+            if pairs:
+                out_values[begin:end] = values[begin:end][order]
+        self.flat(keys_out, f"u{key_bytes}")[:n] = out_keys
+        if pairs:
+            self.flat(values_out, np.uint64)[:n] = out_values
+        return 0
+
+
+@pytest.fixture
+def host(monkeypatch):
+    be = HostBackend()
+    ext = HostExtension(be)
+    monkeypatch.setattr(_core, "_ext", ext)
+    monkeypatch.setattr(_api, "backend_of", lambda x, function, argument: be)
+    return ext
+
+
+def reference(x, axis=-1, descending=False):
+    order = np.argsort(~x if descending else x, axis=axis, kind="stable")  # integers: ~ reverses the order
+    return np.take_along_axis(x, order, axis=axis), order
+
+
+@pytest.mark.parametrize("shape,dim", [((), -1), ((0,), 0), ((1,), 0), ((17,), 0), ((4, 0), 1), ((6, 1), -1),
+                                       ((5, 9), -1), ((5, 9), 0), ((3, 4, 5), 1), ((3, 4, 5), -3)], ids=str)
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_layouts(host, shape, dim, descending):
+    x = np.random.default_rng(0).integers(-5, 5, shape).astype(np.int32)
+    values, indices = tilesort.sort(x, dim=dim, descending=descending)
+    if x.ndim == 0:
+        assert values == x and indices == 0
+        return
+    ref_values, ref_indices = reference(x, dim, descending)
+    assert np.array_equal(values, ref_values) and np.array_equal(indices, ref_indices)
+    assert np.array_equal(tilesort.argsort(x, dim=dim, descending=descending), ref_indices)
+    assert all(pairs for _, pairs in host.calls)
+
+
+def test_noncontiguous_and_out(host):
+    x = np.random.default_rng(1).integers(0, 9, (8, 30)).astype(np.int16)[:, ::3]
+    ref_values, ref_indices = reference(x)
+    out_values, out_indices = np.empty_like(x), np.empty(x.shape, np.int64)
+    result = tilesort.sort(x, out=(out_values, out_indices))
+    assert result.values is out_values and result.indices is out_indices
+    assert np.array_equal(out_values, ref_values) and np.array_equal(out_indices, ref_indices)
+    strided = np.empty((10, 8), np.int16).T  # non-contiguous out: copied into
+    tilesort.sort(x, out=(strided, out_indices))
+    assert np.array_equal(strided, ref_values)
+    y = np.ascontiguousarray(x)
+    tilesort.sort(y, out=(y, out_indices))  # in place
+    assert np.array_equal(y, ref_values)
+
+
+@pytest.mark.parametrize("values_dtype", [np.int64, np.float64, np.int32, np.int8, np.bool_])
+def test_sort_pairs_payloads(host, values_dtype):
+    rng = np.random.default_rng(2)
+    keys = rng.integers(0, 5, (6, 40)).astype(np.int64)
+    values = rng.integers(0, 2, (6, 40)).astype(values_dtype)
+    for dim in (-1, 0):
+        k, v = tilesort.sort_pairs(keys, values, dim=dim)
+        ref_k, order = reference(keys, dim)
+        assert np.array_equal(k, ref_k) and np.array_equal(v, np.take_along_axis(values, order, axis=dim))
+
+
+def test_segments(host):
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 20, 100).astype(np.uint8)
+    offsets = np.array([3, 3, 10, 50, 50, 97])
+    expect_keys, expect_index = keys.copy(), np.arange(100)
+    for begin, end in zip(offsets[:-1], offsets[1:]):
+        order = np.argsort(keys[begin:end], kind="stable")
+        expect_keys[begin:end] = keys[begin:end][order]
+        expect_index[begin:end] = order + begin
+    k, v = tilesort.segmented_sort(keys, offsets=offsets)
+    assert v is None and np.array_equal(k, expect_keys)
+    assert host.calls[-1] == (host.OFFSETS, False)
+    assert np.array_equal(tilesort.segmented_argsort(keys, offsets=offsets.astype(np.int32)), expect_index)
+    payload = rng.standard_normal(100).astype(np.float32)
+    k, v = tilesort.segmented_sort(keys, offsets=offsets, values=payload)
+    assert np.array_equal(v, payload[expect_index])
+    k, _ = tilesort.segmented_sort(keys[3:], lengths=np.diff(offsets) , check=True)
+    shifted = keys[3:].copy()
+    for begin, end in zip(offsets[:-1] - 3, offsets[1:] - 3):
+        shifted[begin:end] = np.sort(shifted[begin:end], kind="stable")
+    assert np.array_equal(k, shifted)
+
+
+def test_locality(host):
+    keys = np.arange(50, dtype=np.float32)[::-1].copy()
+    k, v = tilesort.locality_sort(keys)
+    assert v is None and np.array_equal(k, np.arange(50, dtype=np.float32))
+    assert host.calls[-1] == (host.LOCALITY, False)
+    k, v = tilesort.locality_sort(keys, values=np.arange(50, dtype=np.int16))
+    assert np.array_equal(v, np.arange(50)[::-1])
+
+
+def test_float_order_through_layer(host):
+    x = np.array([1.0, np.nan, -0.0, 0.0, -np.inf, 2.0, np.nan, -1.0], dtype=np.float64)
+    values, indices = tilesort.sort(x)
+    assert indices.tolist() == [4, 7, 2, 3, 0, 5, 1, 6]
+    values, indices = tilesort.sort(x, descending=True)
+    assert indices.tolist() == [1, 6, 5, 0, 2, 3, 7, 4]
+
+
+def test_validation_before_launch(host):
+    x = np.arange(6, dtype=np.int32)
+    with pytest.raises(ValueError, match="non-decreasing"):
+        tilesort.segmented_sort(x, offsets=np.array([0, 4, 2]))
+    with pytest.raises(TypeError, match="keys may be bool"):
+        tilesort.sort(x.astype(np.complex64))
+    with pytest.raises(ValueError, match="dim=1 is out of range"):
+        tilesort.sort(x, dim=1)
+    assert host.calls == []

@@ -1,0 +1,36 @@
+"""tilesort: GPU sorting for PyTorch and CuPy arrays.
+
+Mirrors torch where torch has the operation (``sort``, ``argsort``) and adds
+what it lacks: ragged segments (``segmented_sort``, ``segmented_argsort``),
+key-value sorts with any payload (``sort_pairs``) and a sort for nearly sorted
+input (``locality_sort``). Arrays go in without copies (torch, cupy, or any
+array with ``__dlpack__`` / ``__cuda_array_interface__``), results come back as
+the caller's array type, and the work runs on the caller's current stream.
+
+    import torch, tilesort
+    x = torch.randn(1 << 20, device="cuda")
+    values, indices = tilesort.sort(x)
+    keys, _ = tilesort.segmented_sort(x, offsets=torch.tensor([0, 100, 1 << 20], device="cuda"))
+"""
+
+try:
+    from . import _ext
+except ImportError as error:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "tilesort's CUDA extension (tilesort._ext) is missing or cannot load: build the package with "
+        "`pip install ./python` from the tilesort repository (needs nvcc)") from error
+
+from ._api import (PairsResult, SortResult, argsort, locality_sort, segmented_argsort, segmented_sort, sort,
+                   sort_pairs)
+from ._arrays import KEY_TYPES
+
+__version__ = "0.1.0"
+__all__ = ["sort", "argsort", "sort_pairs", "segmented_sort", "segmented_argsort", "locality_sort", "SortResult",
+           "PairsResult", "KEY_TYPES"]
+
+try:
+    import torch as _torch
+except ImportError:
+    _torch = None
+if _torch is not None:
+    from . import _torch_ops  # noqa: F401  (registers torch.ops.tilesort.*)

@@ -1,0 +1,266 @@
+"""The sorts on native arrays (torch tensors or cupy arrays): validation, layout, launch.
+
+Contract: every check runs before anything is allocated or launched, so a
+rejected call writes nothing. Keys travel to the extension as their original
+bits; the extension orders them by dtype (src/dtype_order.cuh). Payloads of 8
+bytes travel with the keys; an index payload (argsort) starts as the position
+in the row (rows) or in the array (segments) and is sorted in place; payloads
+of 1, 2 or 4 bytes are an argsort followed by a gather.
+
+Layouts: rows are the last dimension (another ``dim`` is moved last, made
+contiguous, sorted and moved back); a single row (1-D input) takes the
+one-array sort (``ONE_ARRAY``); ragged segments are CSR int64 offsets over a
+1-D array; results are always contiguous.
+
+    be = backend_of(x, "sort", "x")
+    values, indices = sort_rows(be, "sort", x, dim=-1, descending=False, payload=INDEX)
+"""
+
+from __future__ import annotations
+
+from . import _ext
+from ._arrays import KEY_TYPES
+
+INDEX = "index"  # payload marker: sort positions along with the keys (argsort)
+LOCALITY = _ext.LOCALITY
+
+# The one-array sort (1-D input, or a single row). When the library's front
+# door (tilesort::sort_keys/pairs) lands in the extension, this is the line to change.
+ONE_ARRAY = _ext.MERGE
+
+PAYLOAD_BYTES = (1, 2, 4, 8)
+
+
+def fail(error, function, message):
+    raise error(f"tilesort.{function}: {message}")
+
+
+def key_type(be, x, function, argument):
+    name = be.dtype_name(x)
+    kt = KEY_TYPES.get(name)
+    if kt is None:
+        fail(TypeError, function,
+             f"`{argument}` has dtype {name}; keys may be bool, int8..int64, uint8..uint64, float16, bfloat16, "
+             f"float32 or float64: convert them first (.to(...) / .astype(...))")
+    return kt
+
+
+def check_device(be, x, function, argument):
+    problem = be.device_problem(x)
+    if problem is not None:
+        fail(ValueError, function, f"`{argument}` {problem}")
+
+
+def check_same_device(be, x, other, function, argument):
+    if not isinstance(other, be.array_type):
+        fail(TypeError, function,
+             f"`{argument}` must be the same kind of array as the keys ({be.name}), not {type(other).__name__}")
+    if not be.same_device(x, other):
+        fail(ValueError, function, f"`{argument}` must be on the keys' device")
+
+
+def normalize_dim(x, dim, function):
+    ndim = max(x.ndim, 1)
+    if not isinstance(dim, int) or not -ndim <= dim < ndim:
+        fail(ValueError, function, f"dim={dim!r} is out of range for an array of {x.ndim} dimension(s): "
+                                   f"use an int in [{-ndim}, {ndim - 1}]")
+    return dim % ndim
+
+
+def check_payload(be, keys, values, function, argument="values"):
+    check_same_device(be, keys, values, function, argument)
+    if tuple(values.shape) != tuple(keys.shape):
+        fail(ValueError, function,
+             f"`{argument}` has shape {tuple(values.shape)} but the keys have {tuple(keys.shape)}: they must match")
+    if be.itemsize(values) not in PAYLOAD_BYTES:
+        fail(TypeError, function, f"`{argument}` has dtype {be.dtype_name(values)}; payloads are 1, 2, 4 or 8 bytes")
+
+
+def check_out(be, x, out, expected, function):
+    """out: an array or a tuple of them; expected: [(shape, dtype name or None for x's dtype)]."""
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    if len(outs) != len(expected):
+        fail(ValueError, function, f"out= takes {len(expected)} array(s), got {len(outs)}")
+    for i, (array, (shape, dtype)) in enumerate(zip(outs, expected)):
+        name = f"out[{i}]" if len(expected) > 1 else "out"
+        if array is None:
+            continue
+        check_same_device(be, x, array, function, name)
+        if tuple(array.shape) != tuple(shape):
+            fail(ValueError, function, f"{name} has shape {tuple(array.shape)}; it must be {tuple(shape)}")
+        if be.dtype_name(array) != dtype:
+            fail(TypeError, function, f"{name} has dtype {be.dtype_name(array)}; it must be {dtype}")
+    return list(outs)
+
+
+def launch(be, like, algo, kt, descending, keys_in, keys_out, values_in=None, values_out=None, n=0, row_length=0,
+           offsets=None, segments=0):
+    """Size query, temp storage from the caller's allocator, then the sort, all on the caller's stream."""
+    stream = be.stream(like)
+    args = (algo, kt.bytes, ord(kt.kind), kt.inf_bits, bool(descending), be.ptr(keys_in), be.ptr(keys_out),
+            0 if values_in is None else be.ptr(values_in), 0 if values_out is None else be.ptr(values_out), n,
+            row_length, 0 if offsets is None else be.ptr(offsets), segments)
+    need = _ext.sort(*args, 0, 0, stream)
+    temp = be.empty((max(need, 1),), "uint8", like)
+    _ext.sort(*args, be.ptr(temp), need, stream)
+
+
+def _direct(be, out):
+    """out usable as the sort's destination (contiguous), else None (the result is copied into it)."""
+    return out if out is not None and be.is_contiguous(out) else None
+
+
+def _finish(be, result, out):
+    if out is None:
+        return result
+    if result is not out:
+        be.copy_into(out, result)
+    return out
+
+
+def sort_rows(be, function, x, dim, descending, payload, algo=None, out_keys=None, out_payload=None,
+              keep_keys=True):
+    """Sorts x along dim (rows); payload: None, INDEX or a values array of x's shape.
+
+    Returns (keys or None, payload or None), contiguous, in x's layout; writes
+    into out_keys / out_payload when given (already validated).
+    """
+    kt = key_type(be, x, function, "x")
+    scalar = x.ndim == 0
+    if scalar:
+        x = x.reshape(1)
+        if payload is not None and payload is not INDEX:
+            payload = payload.reshape(1)
+    last = x.ndim - 1
+    moved = dim != last
+    shape = tuple(x.shape)
+    n = be.numel(x)
+
+    def to_rows(a):
+        return be.contiguous(be.moveaxis(a, dim, -1) if moved else a)
+
+    def from_rows(a):
+        if a is None:
+            return None
+        if moved:
+            a = be.contiguous(be.moveaxis(a, -1, dim))
+        return a.reshape(()) if scalar else a
+
+    keys = to_rows(x)
+    row_shape = tuple(keys.shape)
+    length = row_shape[-1] if row_shape else 1
+    if algo is None:
+        algo = ONE_ARRAY if n == length else _ext.ROWS
+    direct_ok = not moved and not scalar
+    keys_out = _direct(be, out_keys) if direct_ok else None
+    if keys_out is None:
+        keys_out = be.empty(row_shape, be.dtype_name(x), keys)
+    gather = None
+    values_in = values_out = None
+    if payload is INDEX or (payload is not None and be.itemsize(payload) != 8):
+        if payload is not INDEX:
+            gather = to_rows(payload)
+        values_out = _direct(be, out_payload) if direct_ok and payload is INDEX else None
+        if values_out is None:
+            values_out = be.empty(row_shape, "int64", keys)
+        values_in = values_out
+        if n > 0:
+            _ext.fill_row_index(be.ptr(values_out), n, length, be.stream(keys))
+    elif payload is not None:
+        values_in = to_rows(payload)
+        values_out = _direct(be, out_payload) if direct_ok else None
+        if values_out is None:
+            values_out = be.empty(row_shape, be.dtype_name(payload), keys)
+    if n > 0:
+        launch(be, keys, algo, kt, descending, keys, keys_out, values_in, values_out, n=n, row_length=length)
+    if gather is not None:
+        values_out = be.take_last(gather, values_out)
+    result_keys = _finish(be, from_rows(keys_out), out_keys) if keep_keys else None
+    result_payload = _finish(be, from_rows(values_out), out_payload) if payload is not None else None
+    return result_keys, result_payload
+
+
+def segment_offsets(be, keys, offsets, lengths, check, function):
+    """CSR int64 offsets (contiguous) from offsets= or lengths=, checked when check is true."""
+    n = be.numel(keys)
+    if (offsets is None) == (lengths is None):
+        fail(ValueError, function, "give the segments as exactly one of offsets= (CSR, n_segments + 1 entries) "
+                                   "or lengths= (n_segments entries)")
+    given, name = (offsets, "offsets") if offsets is not None else (lengths, "lengths")
+    check_same_device(be, keys, given, function, name)
+    if be.dtype_name(given) not in ("int32", "int64"):
+        fail(TypeError, function, f"`{name}` has dtype {be.dtype_name(given)}; use int32 or int64")
+    if given.ndim != 1:
+        fail(ValueError, function, f"`{name}` must be 1-D, not of shape {tuple(given.shape)}")
+    if offsets is not None and be.numel(offsets) == 0:
+        fail(ValueError, function, "`offsets` needs n_segments + 1 entries (at least 1): CSR offsets start with "
+                                   "the first segment's begin and end with the last one's end")
+    if check and be.capturing():
+        fail(ValueError, function, "check=True reads the segments back (a synchronisation), which CUDA graph "
+                                   "capture does not allow: pass check=False inside the capture")
+    if lengths is not None:
+        if check and be.numel(lengths) > 0:
+            if bool((lengths < 0).any()):
+                first = next(i for i, v in enumerate(be.to_host_list(lengths)) if v < 0)
+                fail(ValueError, function, f"lengths[{first}] = {be.to_host_list(lengths)[first]} is negative: "
+                                           f"segment lengths must be >= 0")
+        offsets = be.offsets_from_lengths(be.astype(lengths, "int64"))
+        if check and be.numel(lengths) > 0 and bool(offsets[-1] > n):
+            fail(ValueError, function, f"the lengths add up to {int(offsets[-1])}, more than the {n} keys: "
+                                       f"segments must lie inside the keys")
+        return offsets
+    offsets = be.contiguous(be.astype(offsets, "int64"))
+    if check:
+        bad = (offsets[0] < 0) | (offsets[-1] > n)
+        if be.numel(offsets) > 1:
+            bad = bad | (offsets[1:] < offsets[:-1]).any()
+        if bool(bad):
+            host = be.to_host_list(offsets)
+            if host[0] < 0:
+                fail(ValueError, function, f"offsets[0] = {host[0]} is negative: offsets must lie in [0, {n}]")
+            if host[-1] > n:
+                fail(ValueError, function, f"offsets[-1] = {host[-1]} runs past the end of the {n} keys: "
+                                           f"offsets must lie in [0, {n}]")
+            i = next(i for i in range(len(host) - 1) if host[i + 1] < host[i])
+            fail(ValueError, function, f"offsets must be non-decreasing: offsets[{i}] = {host[i]} > "
+                                       f"offsets[{i + 1}] = {host[i + 1]}")
+    return offsets
+
+
+def sort_segments(be, function, keys, offsets, descending, payload, out_keys=None, out_payload=None,
+                  keep_keys=True):
+    """Sorts each segment [offsets[i], offsets[i+1]) of 1-D keys; payload: None, INDEX or values.
+
+    INDEX payloads are positions in the whole array; keys outside every
+    segment keep their place.
+    """
+    kt = key_type(be, keys, function, "keys")
+    n = be.numel(keys)
+    segments = be.numel(offsets) - 1
+    keys_in = be.contiguous(keys)
+    keys_out = _direct(be, out_keys)
+    if keys_out is None:
+        keys_out = be.empty((n,), be.dtype_name(keys), keys)
+    values_in = values_out = gather = None
+    if payload is INDEX or (payload is not None and be.itemsize(payload) != 8):
+        if payload is not INDEX:
+            gather = payload
+        values_out = _direct(be, out_payload) if payload is INDEX else None
+        if values_out is None:
+            values_out = be.empty((n,), "int64", keys)
+        values_in = values_out
+        if n > 0:
+            _ext.fill_row_index(be.ptr(values_out), n, n, be.stream(keys))
+    elif payload is not None:
+        values_in = be.contiguous(payload)
+        values_out = _direct(be, out_payload)
+        if values_out is None:
+            values_out = be.empty((n,), be.dtype_name(payload), keys)
+    if n > 0:
+        launch(be, keys, _ext.OFFSETS, kt, descending, keys_in, keys_out, values_in, values_out, n=n,
+               offsets=offsets, segments=segments)
+    if gather is not None:
+        values_out = be.take_flat(gather, values_out)
+    result_keys = _finish(be, keys_out, out_keys) if keep_keys else None
+    result_payload = _finish(be, values_out, out_payload) if payload is not None else None
+    return result_keys, result_payload
