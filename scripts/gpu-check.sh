@@ -6,7 +6,8 @@
 #   scripts/gpu-check.sh sanitize TOOL [K/M]    compute-sanitizer TOOL (memcheck, racecheck,
 #                                               synccheck) on the small runs, part K of M
 #   scripts/gpu-check.sh bench [ARGS...]        build if needed, tilesort-bench ARGS (default --quick)
-#   scripts/gpu-check.sh python                 build and test the Python package (python/)
+#   scripts/gpu-check.sh python [bench ARGS]    build and test the Python package (python/), or
+#                                               run its example and benchmark
 #   scripts/gpu-check.sh all                    every phase in turn (no time limit of its own)
 #
 # The parts that cover everything: sanitize memcheck, sanitize synccheck,
@@ -178,13 +179,33 @@ run_bench() {
 }
 
 # ------------------------------------------------------------------ python
-run_python() {
-  local start=$SECONDS
+# The wheels the build needs (nanobind, scikit-build-core, pytest) travel in
+# .whl/ (scripts/fetch-python-wheels.sh): that machine has no network.
+run_python() {  # run_python [bench ARGS...]
+  local start=$SECONDS rc
   if [ ! -x scripts/test-python.sh ]; then note "python: no python package here (scripts/test-python.sh)"; return; fi
-  timeout "$(left)" scripts/test-python.sh >"$OUT/python.log" 2>&1
-  local rc=$?
-  note "python: rc=$rc, $(grep -E "(passed|failed|skipped|error)" "$OUT/python.log" | tail -1) ($((SECONDS - start)) s)"
-  tail -30 "$OUT/python.log"
+  if [ -d .whl ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >>"$OUT/python.log" 2>&1
+    export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  fi
+  if [ "${1:-}" != bench ]; then
+    timeout "$(left)" scripts/test-python.sh -q -ra --tb=short -p no:cacheprovider >>"$OUT/python.log" 2>&1
+    rc=$?
+    note "python tests: rc=$rc, $(grep -E "[0-9]+ (passed|failed)" "$OUT/python.log" | tail -1) ($((SECONDS - start)) s)"
+    grep -E "^(FAILED|ERROR) " "$OUT/python.log" | head -20
+    return
+  fi
+  shift
+  start=$SECONDS
+  export PYTHONPATH=$PWD/build-python/site:$PYTHONPATH
+  [ -d build-python/site ] || timeout "$(left)" scripts/test-python.sh --co -q >>"$OUT/python.log" 2>&1
+  python3 python/examples/ragged_rows.py >>"$OUT/python.log" 2>&1
+  note "python example: rc=$?"
+  timeout "$(left)" python3 -m tilesort.bench --json "$OUT/python-bench.json" "$@" >"$OUT/python-bench.txt" 2>"$OUT/python-bench.err"
+  rc=$?
+  [ $rc = 124 ] && rc="124 (TIMED OUT: the table is cut short)"
+  note "python bench $*: rc=$rc ($((SECONDS - start)) s)"
+  cat "$OUT/python-bench.txt"
 }
 
 phase=${1:-}
@@ -195,7 +216,7 @@ case $phase in
   tests) run_tests ;;
   sanitize) run_sanitize "$@" ;;
   bench) run_bench "$@" ;;
-  python) run_python ;;
+  python) run_python "$@" ;;
   all)
     deadline=$((1 << 30))
     run_tests
