@@ -1,5 +1,5 @@
 // Host tests for detail/bitonic_plan.cuh and the bitonic_tile engine of
-// block/block_bitonic_sort.cuh:
+// block/bitonic_tile.cuh:
 //  * the pass schedule runs every stage (m, p) of the network exactly once, in
 //    order, for any n; pass counts; the documented counts for u32 keys;
 //  * block maps: blocks partition [0, n), the valid counts, monotone maps,
@@ -12,6 +12,7 @@
 //  * the cluster sort's steps (sort, cross_exchange, merge_registers) on
 //    2 .. 16 host blocks in the order device/bitonic_sort.cuh's cluster kernel
 //    runs them, its cluster barriers between the blocks' loops.
+#include <tilesort/block/bitonic_tile.cuh>
 #include <tilesort/block/block_bitonic_sort.cuh>
 #include <tilesort/detail/bitonic_plan.cuh>
 #include <tilesort/device/bitonic_sort.cuh>

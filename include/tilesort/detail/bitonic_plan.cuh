@@ -38,7 +38,7 @@
 //   at or past n are not launched, so n = 2^k + 1 costs one more merge, not a
 //   doubled array.
 //
-// Inside a block (see block/block_bitonic_sort.cuh) each thread holds 2^R
+// Inside a block (see block/bitonic_tile.cuh) each thread holds 2^R
 // keys in registers: a "layout" puts local bits [window, window + R) of the
 // key index in the register number and the other bits in the thread number,
 // so that R consecutive stage bits run in registers between two trips through

@@ -40,7 +40,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../block/block_bitonic_sort.cuh"
+#include "../block/bitonic_tile.cuh"
 #include "../comparators.cuh"
 #include "../detail/bitonic_plan.cuh"
 #include "../detail/capture_mode.cuh"
