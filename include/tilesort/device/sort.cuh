@@ -1,7 +1,8 @@
 // device/sort.cuh — the front door: sort_keys / sort_pairs, one stable sort
 // that runs whichever of our algorithms is fastest for n, the key size and
-// the value size (detail/sort_choice.cuh holds the table: merge sort for
-// small n, the sample sort for large n).
+// the value size (detail/sort_choice.cuh holds the table: per key and value
+// size, the merge sort below a measured crossover and the sample sort from
+// it on; today the merge sort everywhere, the sample sort being slower).
 //
 // The choice depends only on n and the sizes, never on the data, so the
 // size query and the sort agree and nothing waits on the host: the call can
