@@ -28,7 +28,7 @@ struct sort_choice_row {
 
 // Measured on an H100 (bench family `sample`, 2^20-2^28, random keys): the
 // sample sort is slower than the merge sort for every row, so every row
-// takes the merge sort. The rows mirror the benchmark's cases (u32 / u64
+// takes the merge sort (docs/tuning/sample_sort.md). The rows mirror the benchmark's cases (u32 / u64
 // keys, u32 / u64 pairs, wider items) so that a measured crossover can be
 // entered per row.
 inline constexpr sort_choice_row sort_choice_table[] = {

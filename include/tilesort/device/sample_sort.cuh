@@ -54,7 +54,8 @@ namespace tilesort {
 // ------------------------------------------------------------------ tuning
 /// Tuning of sample_sort_keys / sample_sort_pairs for items of KeyBytes +
 /// ValueBytes bytes (ValueBytes = 0 for keys only). First shapes, not yet
-/// tuned: the bucket sorts take the merge sort's blocksort tile.
+/// tuned: the bucket sorts take the merge sort's blocksort tile. Measurements
+/// and where the time goes: docs/tuning/sample_sort.md.
 ///
 /// @code
 /// using policy = tilesort::sample_sort_policy<sizeof(std::uint32_t), 0>;
