@@ -37,47 +37,25 @@ void run_merge(harness& h, std::int64_t n, dist d, Compare comp, bool with_radix
   device_data<K, V> data(h, n, d, case_seed("merge " + h.type + " " + std::to_string(n) + " " + dist_name(d)));
   h.bound = merge_bound<K, V>(h, n);
   const char* what = std::is_void_v<V> ? "keys" : "pairs";
-  // Every row times from the restored working copy; out of place rows verify
-  // out_keys, in place rows the working copy.
-  auto row = [&](const std::string& impl, const char* role, bool in_place) {
-    return timed_call_for(
-        impl, role, data.restore(h),
-        in_place ? verifier<K, V>(h, data.keys.get(), data.values.get(), n, 0, comp, data.fingerprint)
-                 : verifier<K, V>(h, data.out_keys.get(), data.out_values.get(), n, 0, comp, data.fingerprint),
-        true);
-  };
-
-  // tilesort, out of place
-  measure_two_phase(h, row(std::string("tilesort::merge_sort_") + what, "tilesort", false),
+  // Every row times from the restored working copy (data_row); tilesort out
+  // of place, CUB merge sort and Thrust in place, CUB radix sort out of place.
+  measure_two_phase(h, data_row(h, data, comp, std::string("tilesort::merge_sort_") + what, "tilesort", false),
                     [&](void* temp, std::size_t& bytes, cudaStream_t s) {
                       return tilesort_merge<K, V>(temp, bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
                                                   data.out_values.get(), n, comp, s);
                     });
-  // cub::DeviceMergeSort, in place
-  measure_two_phase(h, row(std::string("cub::DeviceMergeSort::Sort") + (std::is_void_v<V> ? "Keys" : "Pairs"), "alt", true),
-                    [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-                      return alt::cub_merge_sort<K, V>(temp, bytes, data.keys.get(), data.values.get(), n, comp, s);
-                    });
+  measure_cub_merge(h, data, comp);
   for (const bool stable : {false, true}) {  // Thrust, in place, temp allocated inside
-    harness::timed_call c = row(std::string("thrust::") + (stable ? "stable_sort" : "sort") +
-                                    (std::is_void_v<V> ? "" : "_by_key") + "(comp)",
-                                "alt", true);
+    harness::timed_call c = data_row(h, data, comp,
+                                     std::string("thrust::") + (stable ? "stable_sort" : "sort") +
+                                         (std::is_void_v<V> ? "" : "_by_key") + "(comp)",
+                                     "alt", true);
     c.call = [&, stable](cudaStream_t s) {
       return alt::thrust_sort<K, V>(data.keys.get(), data.values.get(), n, comp, stable, s);
     };
     h.measure(c);
   }
-  if constexpr (!std::is_same_v<K, pair_key>) {
-    if (with_radix) {  // cub::DeviceRadixSort, out of place: the non-comparison reference
-      harness::timed_call c =
-          row(std::string("cub::DeviceRadixSort::Sort") + (std::is_void_v<V> ? "Keys" : "Pairs"), "ref", false);
-      c.note = "radix (reference)";
-      measure_two_phase(h, c, [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-        return alt::cub_radix_sort<K, V>(temp, bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
-                                         data.out_values.get(), n, s);
-      });
-    }
-  }
+  if (with_radix) measure_cub_radix(h, data, comp);
 }
 
 using merge_runner = void (*)(harness&, std::int64_t, dist);

@@ -44,40 +44,20 @@ void run_sample(harness& h, std::int64_t n, dist d, Compare comp, bool with_radi
   device_data<K, V> data(h, n, d, case_seed("sample " + h.type + " " + std::to_string(n) + " " + dist_name(d)));
   h.bound = sample_bound<K, V>(h);
   const char* what = std::is_void_v<V> ? "keys" : "pairs";
-  auto row = [&](const std::string& impl, const char* role, bool in_place) {
-    return timed_call_for(
-        impl, role, data.restore(h),
-        in_place ? verifier<K, V>(h, data.keys.get(), data.values.get(), n, 0, comp, data.fingerprint)
-                 : verifier<K, V>(h, data.out_keys.get(), data.out_values.get(), n, 0, comp, data.fingerprint),
-        true);
-  };
-  measure_two_phase(h, row(std::string("tilesort::sample_sort_") + what, "tilesort", false),
+  measure_two_phase(h, data_row(h, data, comp, std::string("tilesort::sample_sort_") + what, "tilesort", false),
                     [&](void* temp, std::size_t& bytes, cudaStream_t s) {
                       return tilesort_sort<false, K, V>(temp, bytes, data.keys.get(), data.out_keys.get(),
-                                                   data.values.get(), data.out_values.get(), n, comp, s);
+                                                        data.values.get(), data.out_values.get(), n, comp, s);
                     });
-  harness::timed_call front = row(std::string("tilesort::sort_") + what, "tilesort", false);
+  harness::timed_call front = data_row(h, data, comp, std::string("tilesort::sort_") + what, "tilesort", false);
   front.note = std::string("front door: ") +
                tilesort::sort_algorithm_name(tilesort::detail::choose_sort_algorithm(n, sizeof(K), value_size<V>()));
   measure_two_phase(h, front, [&](void* temp, std::size_t& bytes, cudaStream_t s) {
     return tilesort_sort<true, K, V>(temp, bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
                                      data.out_values.get(), n, comp, s);
   });
-  measure_two_phase(h, row(std::string("cub::DeviceMergeSort::Sort") + (std::is_void_v<V> ? "Keys" : "Pairs"), "alt", true),
-                    [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-                      return alt::cub_merge_sort<K, V>(temp, bytes, data.keys.get(), data.values.get(), n, comp, s);
-                    });
-  if constexpr (!std::is_same_v<K, pair_key>) {
-    if (with_radix) {
-      harness::timed_call c =
-          row(std::string("cub::DeviceRadixSort::Sort") + (std::is_void_v<V> ? "Keys" : "Pairs"), "ref", false);
-      c.note = "radix (reference)";
-      measure_two_phase(h, c, [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-        return alt::cub_radix_sort<K, V>(temp, bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
-                                         data.out_values.get(), n, s);
-      });
-    }
-  }
+  measure_cub_merge(h, data, comp);
+  if (with_radix) measure_cub_radix(h, data, comp);
 }
 
 using sample_runner = void (*)(harness&, std::int64_t, dist);

@@ -52,34 +52,53 @@
 namespace tilesort {
 
 // ------------------------------------------------------------------ tuning
-// One policy per (key size, value size); ValueBytes = 0 for keys only.
-// First shapes, not yet measured (the merge sort's blocksort tile for the
-// bucket sorts; docs/tuning/ will carry the measurements).
+/// Tuning of sample_sort_keys / sample_sort_pairs for items of KeyBytes +
+/// ValueBytes bytes (ValueBytes = 0 for keys only). First shapes, not yet
+/// tuned: the bucket sorts take the merge sort's blocksort tile. Measurements
+/// and where the time goes: docs/tuning/sample_sort.md.
+///
+/// @code
+/// using policy = tilesort::sample_sort_policy<sizeof(std::uint32_t), 0>;
+/// static_assert(policy::bucket_tile == 8192);
+/// @endcode
 template <std::size_t KeyBytes, std::size_t ValueBytes>
 struct sample_sort_policy {
+  /// Bytes per item: key plus value.
   static constexpr std::size_t item_bytes = KeyBytes + ValueBytes;
-  // Bucket sorts: one block per bucket, a tile in registers.
+  /// Bucket sorts: one block per bucket, a tile of bucket_threads x
+  /// bucket_items items in registers (block_sort).
   static constexpr int bucket_threads = 512;
+  /// @copydoc bucket_threads
   static constexpr int bucket_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
+  /// Items a bucket sort holds at once; larger buckets are merged.
   static constexpr int bucket_tile = bucket_threads * bucket_items;
-  // Classification and scatter: tiles of scatter_tile keys (ranks fit in 12
-  // bits), at most max_scatter_blocks blocks (counters: buckets x blocks).
+  /// Classification and scatter: tiles of scatter_threads x scatter_items
+  /// keys (ranks fit in 12 bits).
   static constexpr int scatter_threads = 256;
+  /// @copydoc scatter_threads
   static constexpr int scatter_items = item_bytes <= 8 ? 16 : 8;
+  /// Keys a scatter block classifies at once.
   static constexpr int scatter_tile = scatter_threads * scatter_items;
+  /// At most this many scatter blocks (counters: buckets x blocks).
   static constexpr int max_scatter_blocks = 1024;
-  // Splitters: at most 2^max_levels - 1 (2047 buckets), oversampling
-  // samples per bucket, at most one block's tile of samples.
+  /// Splitter tree depth: at most 2^max_levels - 1 splitters (2047 buckets).
   static constexpr int max_levels = 10;
+  /// Samples per bucket (fewer when sample_tile is reached).
   static constexpr int oversampling = 8;
+  /// The sample sort: one block of sample_threads x sample_items keys.
   static constexpr int sample_threads = 512;
+  /// @copydoc sample_threads
   static constexpr int sample_items = KeyBytes <= 8 ? 16 : 8;
+  /// At most this many samples.
   static constexpr int sample_tile = sample_threads * sample_items;
-  // The counters' exclusive scan.
+  /// The counters' exclusive scan: chunks of scan_threads x scan_items.
   static constexpr int scan_threads = 256;
+  /// @copydoc scan_threads
   static constexpr int scan_items = 16;
+  /// Counters one scan block sums.
   static constexpr int scan_chunk = scan_threads * scan_items;
 
+  /// The shape detail::make_sample_sort_plan works from.
   static constexpr detail::sample_sort_shape shape() {
     return {bucket_tile, scatter_tile, max_scatter_blocks, max_levels, sample_tile, oversampling, scan_chunk};
   }
@@ -183,14 +202,25 @@ cudaError_t sample_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const K
 }  // namespace detail
 
 // ------------------------------------------------------------------ public API
-// Stable sort of n keys: keys_out[0, n) = keys_in[0, n) ordered by comp.
-// Call with d_temp == nullptr to get temp_bytes (nothing else happens).
-// keys_out may equal keys_in.
-//
-//   std::size_t bytes = 0;
-//   tilesort::sample_sort_keys(nullptr, bytes, d_in, d_out, n);
-//   void* d_temp; cudaMalloc(&d_temp, bytes);
-//   tilesort::sample_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::less{}, stream);
+/// Stable sample sort of n keys: keys_out[0, n) = keys_in[0, n) ordered by
+/// comp. Call with d_temp == nullptr to get temp_bytes (nothing else
+/// happens). keys_out may equal keys_in.
+///
+/// @param d_temp     device temp storage, or nullptr for the size query
+/// @param temp_bytes size of d_temp; set by the size query
+/// @param keys_in    device input keys
+/// @param keys_out   device output keys
+/// @param n          number of keys (64-bit)
+/// @param comp       strict weak order (tilesort::less, tilesort::greater or any functor)
+/// @param stream     stream the kernels run on
+/// @return cudaSuccess, or the first CUDA or argument error (nothing launched then)
+///
+/// @code
+/// std::size_t bytes = 0;
+/// tilesort::sample_sort_keys(nullptr, bytes, d_in, d_out, n);   // size query
+/// void* d_temp; cudaMalloc(&d_temp, bytes);
+/// tilesort::sample_sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::less{}, stream);
+/// @endcode
 template <typename Key, typename Compare = less>
 cudaError_t sample_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                              std::int64_t n, Compare comp = {}, cudaStream_t stream = 0) {
@@ -198,11 +228,14 @@ cudaError_t sample_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* k
                                                               n, comp, stream);
 }
 
-// Stable sort of n (key, value) pairs by key; values travel with their keys.
-// values_out may equal values_in.
-//
-//   tilesort::sample_sort_pairs(nullptr, bytes, d_keys, d_keys, d_vals, d_vals, n);   // size query
-//   tilesort::sample_sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n);    // in place
+/// Stable sample sort of n (key, value) pairs by key; values travel with
+/// their keys. keys_out may equal keys_in, values_out values_in. Parameters
+/// as sample_sort_keys, plus the device arrays values_in and values_out.
+///
+/// @code
+/// tilesort::sample_sort_pairs(nullptr, bytes, d_keys, d_keys, d_vals, d_vals, n);   // size query
+/// tilesort::sample_sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n);    // in place
+/// @endcode
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t sample_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                               const Value* values_in, Value* values_out, std::int64_t n, Compare comp = {},
@@ -210,11 +243,13 @@ cudaError_t sample_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* 
   return detail::sample_sort_two_phase(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream);
 }
 
-// Same, with stream-ordered temp storage (cudaMallocAsync/cudaFreeAsync on
-// `stream`); graph-capturable. A failed allocation returns
-// cudaErrorMemoryAllocation with nothing written.
-//
-//   tilesort::sample_sort_keys(d_keys, d_keys, n, tilesort::less{}, stream);
+/// sample_sort_keys with stream-ordered temp storage (cudaMallocAsync /
+/// cudaFreeAsync on `stream`); graph-capturable. A failed allocation returns
+/// cudaErrorMemoryAllocation with nothing written.
+///
+/// @code
+/// tilesort::sample_sort_keys(d_keys, d_keys, n, tilesort::less{}, stream);
+/// @endcode
 template <typename Key, typename Compare = less>
 cudaError_t sample_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Compare comp = {},
                              cudaStream_t stream = 0) {
@@ -224,7 +259,12 @@ cudaError_t sample_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, 
   });
 }
 
-//   tilesort::sample_sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::less{}, stream);
+/// sample_sort_pairs with stream-ordered temp storage, as the
+/// sample_sort_keys overload without d_temp.
+///
+/// @code
+/// tilesort::sample_sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::less{}, stream);
+/// @endcode
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t sample_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                               std::int64_t n, Compare comp = {}, cudaStream_t stream = 0) {

@@ -1,7 +1,8 @@
 // device/sort.cuh — the front door: sort_keys / sort_pairs, one stable sort
 // that runs whichever of our algorithms is fastest for n, the key size and
-// the value size (detail/sort_choice.cuh holds the table: merge sort for
-// small n, the sample sort for large n).
+// the value size (detail/sort_choice.cuh holds the table: per key and value
+// size, the merge sort below a measured crossover and the sample sort from
+// it on; today the merge sort everywhere, the sample sort being slower).
 //
 // The choice depends only on n and the sizes, never on the data, so the
 // size query and the sort agree and nothing waits on the host: the call can
@@ -66,14 +67,25 @@ cudaError_t sort_front_door(void* d_temp, std::size_t& temp_bytes, const Key* ke
 
 }  // namespace detail
 
-// Stable sort of n keys by comp with the fastest of our algorithms for n and
-// the key size. Call with d_temp == nullptr to get temp_bytes (nothing else
-// happens). keys_out may equal keys_in.
-//
-//   std::size_t bytes = 0;
-//   tilesort::sort_keys(nullptr, bytes, d_in, d_out, n);
-//   void* d_temp; cudaMalloc(&d_temp, bytes);
-//   tilesort::sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::greater{}, stream);
+/// Stable sort of n keys by comp with the fastest of our algorithms for n
+/// and the key size. Call with d_temp == nullptr to get temp_bytes (nothing
+/// else happens). keys_out may equal keys_in.
+///
+/// @param d_temp     device temp storage, or nullptr for the size query
+/// @param temp_bytes size of d_temp; set by the size query
+/// @param keys_in    device input keys
+/// @param keys_out   device output keys
+/// @param n          number of keys (64-bit)
+/// @param comp       strict weak order (tilesort::less, tilesort::greater or any functor)
+/// @param stream     stream the kernels run on
+/// @return cudaSuccess, or the first CUDA or argument error (nothing launched then)
+///
+/// @code
+/// std::size_t bytes = 0;
+/// tilesort::sort_keys(nullptr, bytes, d_in, d_out, n);   // size query
+/// void* d_temp; cudaMalloc(&d_temp, bytes);
+/// tilesort::sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::greater{}, stream);
+/// @endcode
 template <typename Key, typename Compare = less>
 cudaError_t sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out, std::int64_t n,
                       Compare comp = {}, cudaStream_t stream = 0) {
@@ -81,12 +93,15 @@ cudaError_t sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in,
                                                         comp, stream, sort_options{});
 }
 
-// With options: `options.stats` receives n and the algorithm that ran.
-//
-//   tilesort::sort_options options;
-//   options.stats = pinned_stats;
-//   tilesort::sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::less{}, stream, options);
-//   cudaStreamSynchronize(stream);   // then pinned_stats->algorithm is valid
+/// sort_keys with options: `options.stats` (if not null) receives n and the
+/// algorithm that ran, in stream order.
+///
+/// @code
+/// tilesort::sort_options options;
+/// options.stats = pinned_stats;
+/// tilesort::sort_keys(d_temp, bytes, d_in, d_out, n, tilesort::less{}, stream, options);
+/// cudaStreamSynchronize(stream);   // then pinned_stats->algorithm is valid
+/// @endcode
 template <typename Key, typename Compare>
 cudaError_t sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out, std::int64_t n,
                       Compare comp, cudaStream_t stream, const sort_options& options) {
@@ -94,11 +109,14 @@ cudaError_t sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in,
                                                         comp, stream, options);
 }
 
-// Stable sort of n (key, value) pairs by key; values travel with their keys.
-// values_out may equal values_in.
-//
-//   tilesort::sort_pairs(nullptr, bytes, d_keys, d_keys, d_vals, d_vals, n);   // size query
-//   tilesort::sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n);    // in place
+/// Stable sort of n (key, value) pairs by key; values travel with their keys.
+/// keys_out may equal keys_in, values_out values_in. Parameters as
+/// sort_keys, plus the device arrays values_in and values_out.
+///
+/// @code
+/// tilesort::sort_pairs(nullptr, bytes, d_keys, d_keys, d_vals, d_vals, n);   // size query
+/// tilesort::sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n);    // in place
+/// @endcode
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                        const Value* values_in, Value* values_out, std::int64_t n, Compare comp = {},
@@ -107,7 +125,12 @@ cudaError_t sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in
                                  sort_options{});
 }
 
-//   tilesort::sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n, tilesort::less{}, stream, options);
+/// sort_pairs with options: `options.stats` (if not null) receives n and
+/// the algorithm that ran, in stream order.
+///
+/// @code
+/// tilesort::sort_pairs(d_temp, bytes, d_keys, d_keys, d_vals, d_vals, n, tilesort::less{}, stream, options);
+/// @endcode
 template <typename Key, typename Value, typename Compare>
 cudaError_t sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                        const Value* values_in, Value* values_out, std::int64_t n, Compare comp, cudaStream_t stream,
@@ -116,11 +139,13 @@ cudaError_t sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in
                                  options);
 }
 
-// Convenience forms: stream-ordered temp storage (cudaMallocAsync/cudaFreeAsync
-// on `stream`); graph-capturable. A failed allocation returns
-// cudaErrorMemoryAllocation with nothing written.
-//
-//   tilesort::sort_keys(d_keys, d_keys, n, tilesort::less{}, stream);
+/// sort_keys with stream-ordered temp storage (cudaMallocAsync /
+/// cudaFreeAsync on `stream`); graph-capturable. A failed allocation returns
+/// cudaErrorMemoryAllocation with nothing written.
+///
+/// @code
+/// tilesort::sort_keys(d_keys, d_keys, n, tilesort::less{}, stream);
+/// @endcode
 template <typename Key, typename Compare = less>
 cudaError_t sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Compare comp = {}, cudaStream_t stream = 0,
                       const sort_options& options = {}) {
@@ -130,7 +155,12 @@ cudaError_t sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Compare
   });
 }
 
-//   tilesort::sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::less{}, stream);
+/// sort_pairs with stream-ordered temp storage, as the sort_keys overload
+/// without d_temp.
+///
+/// @code
+/// tilesort::sort_pairs(d_keys, d_keys, d_vals, d_vals, n, tilesort::less{}, stream);
+/// @endcode
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, std::int64_t n,
                        Compare comp = {}, cudaStream_t stream = 0, const sort_options& options = {}) {
