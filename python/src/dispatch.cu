@@ -1,5 +1,5 @@
 // dispatch.cu — the extension's small device-side pieces: run_sort picks the
-// instantiation for a key width, payload and algorithm, fill_row_index
+// instantiation for a key width and algorithm, fill_row_index
 // writes the index payload of an argsort, order_rank exposes dtype_order's
 // rank to host tests.
 //
@@ -24,30 +24,22 @@ std::uint64_t rank_of(char kind, std::uint64_t inf_bits, bool descending, std::u
 }
 
 template <typename Bits>
-cudaError_t sort_for(bool pairs, const sort_call& call, std::size_t& temp_bytes) {
+cudaError_t sort_for(const sort_call& call, std::size_t& temp_bytes) {
   switch (call.algo) {
-    case algorithm::merge:
-      return pairs ? sort_with<Bits, true, algorithm::merge>(call, temp_bytes) : cudaErrorNotSupported;
-    case algorithm::rows:
-      return pairs ? sort_with<Bits, true, algorithm::rows>(call, temp_bytes) : cudaErrorNotSupported;
-    case algorithm::locality:
-      return pairs ? sort_with<Bits, true, algorithm::locality>(call, temp_bytes)
-                   : sort_with<Bits, false, algorithm::locality>(call, temp_bytes);
-    case algorithm::offsets:
-      return pairs ? sort_with<Bits, true, algorithm::offsets>(call, temp_bytes)
-                   : sort_with<Bits, false, algorithm::offsets>(call, temp_bytes);
+    case algorithm::merge: return sort_with<Bits, algorithm::merge>(call, temp_bytes);
+    case algorithm::rows: return sort_with<Bits, algorithm::rows>(call, temp_bytes);
+    case algorithm::locality: return sort_with<Bits, algorithm::locality>(call, temp_bytes);
+    case algorithm::offsets: return sort_with<Bits, algorithm::offsets>(call, temp_bytes);
   }
   return cudaErrorInvalidValue;
 }
 
 }  // namespace
 
-cudaError_t run_sort(int key_bytes, bool pairs, const sort_call& call, std::size_t& temp_bytes) {
+cudaError_t run_sort(int key_bytes, const sort_call& call, std::size_t& temp_bytes) {
   switch (key_bytes) {
-    case 1: return sort_for<std::uint8_t>(pairs, call, temp_bytes);
-    case 2: return sort_for<std::uint16_t>(pairs, call, temp_bytes);
-    case 4: return sort_for<std::uint32_t>(pairs, call, temp_bytes);
-    case 8: return sort_for<std::uint64_t>(pairs, call, temp_bytes);
+    case 4: return sort_for<std::uint32_t>(call, temp_bytes);
+    case 8: return sort_for<std::uint64_t>(call, temp_bytes);
   }
   return cudaErrorInvalidValue;
 }
