@@ -77,6 +77,18 @@ NB_MODULE(_ext, m) {
         nb::arg("temp_bytes"), nb::arg("stream"),
         "Sort (temp != 0) or size (temp == 0: returns the temp bytes needed) one call.");
   m.def(
+      "write_ranks",
+      [](int key_bytes, int kind, std::uint64_t inf_bits, bool descending, std::uintptr_t keys, std::uintptr_t ranks,
+         std::int64_t n, std::uintptr_t stream) {
+        check(tilesort_py::write_ranks(key_bytes, static_cast<char>(kind), inf_bits, descending,
+                                       pointer<const void>(keys), pointer<void>(ranks), n,
+                                       pointer<CUstream_st>(stream)),
+              "write_ranks");
+      },
+      nb::arg("key_bytes"), nb::arg("kind"), nb::arg("inf_bits"), nb::arg("descending"), nb::arg("keys"),
+      nb::arg("ranks"), nb::arg("n"), nb::arg("stream"),
+      "ranks[i] = the dtype order's rank of keys[i] (4 or 8 bytes) for i < n, on the stream.");
+  m.def(
       "fill_row_index",
       [](std::uintptr_t values, std::int64_t n, std::int64_t row_length, std::uintptr_t stream) {
         check(tilesort_py::fill_row_index(pointer<std::uint64_t>(values), n, row_length, pointer<CUstream_st>(stream)),

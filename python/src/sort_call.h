@@ -55,6 +55,12 @@ cudaError_t run_sort(int key_bytes, const sort_call& call, std::size_t& temp_byt
 template <typename Bits, algorithm Algo>
 cudaError_t sort_with(const sort_call& call, std::size_t& temp_bytes);
 
+// ranks[i] = dtype_order's rank of keys[i] (keys of key_bytes = 4 or 8 bytes,
+// the order's members as in sort_call) for i < n, on `stream`: sorting the
+// ranks ascending as unsigned integers gives the keys' order, ties included.
+cudaError_t write_ranks(int key_bytes, char kind, std::uint64_t inf_bits, bool descending, const void* keys,
+                        void* ranks, std::int64_t n, cudaStream_t stream);
+
 // values[i] = i % row_length for i < n, as uint64 (the payload that turns a
 // sort into an argsort), on `stream`.
 cudaError_t fill_row_index(std::uint64_t* values, std::int64_t n, std::int64_t row_length, cudaStream_t stream);

@@ -78,6 +78,11 @@ class HostExtension:
     def flat(self, address, dtype):
         return self.be.arrays[address].reshape(-1).view(dtype)
 
+    def write_ranks(self, key_bytes, kind, inf_bits, descending, keys, ranks, n, stream):
+        assert key_bytes in (4, 8)
+        bits = self.flat(keys, f"u{key_bytes}")[:n]
+        self.flat(ranks, f"u{key_bytes}")[:n] = rank(bits, chr(kind), inf_bits, descending).astype(bits.dtype)
+
     def fill_row_index(self, values, n, row_length, stream):
         self.flat(values, np.uint64)[:n] = np.arange(n, dtype=np.uint64) % np.uint64(row_length)
 
@@ -207,12 +212,16 @@ def float_order_key(x):
     return np.where(np.isnan(y), 2e300, np.where(np.isinf(y) & (y > 0), 1e300, y))
 
 
-@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int8, np.uint16, np.int16, np.float16])
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int8, np.uint16, np.int16, np.float16, np.float32,
+                                   np.float64])
 @pytest.mark.parametrize("descending", [False, True])
-def test_narrow_keys_widen(host, dtype, descending):
+@pytest.mark.parametrize("float_ranks", [True, False])
+def test_widened_and_ranked_keys(host, monkeypatch, dtype, descending, float_ranks):
+    """Narrow keys widen, floating keys sort as ranks (or through the float order): the original bits come out."""
+    monkeypatch.setattr(_core, "FLOAT_RANKS", float_ranks)
     rng = np.random.default_rng(5)
     x = rng.integers(-40, 40, (5, 60)).astype(dtype)
-    if dtype == np.float16:
+    if x.dtype.kind == "f":
         specials = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, -np.nan, 1.5], np.float16)
         picks = x.reshape(-1)[::7]
         picks[...] = specials[np.arange(picks.size) % specials.size]
@@ -225,7 +234,7 @@ def test_narrow_keys_widen(host, dtype, descending):
     values, indices = tilesort.sort(x, descending=descending)
     assert np.array_equal(indices, order)
     assert np.array_equal(values.view(bits), ref.view(bits))  # the original bits: NaN payloads, -0.0
-    assert all(width == 4 for _, width in host.calls)
+    assert all(width == max(x.itemsize, 4) for _, width in host.calls)
     flat_order = np.argsort(-key.reshape(-1) if descending else key.reshape(-1), kind="stable")
     k, _ = tilesort.locality_sort(x.reshape(-1), descending=descending)
     assert np.array_equal(k.view(bits), x.reshape(-1)[flat_order].view(bits))

@@ -6,7 +6,11 @@ their original bits, ordered by dtype (src/dtype_order.cuh), with 8-byte
 payloads only (that keeps its build short). Keys of 1 or 2 bytes are widened
 to int32 / float32 (same order, ties included) and the sorted keys are then a
 gather of the original ones by the index payload, so their bits come out
-exactly. Payloads of 8 bytes travel with the keys; an index payload (argsort)
+exactly. Floating keys are ranked first (FLOAT_RANKS): the extension writes
+each key's rank in the dtype order (an unsigned integer, complemented for
+descending) and sorts those ascending, which is cheaper than ranking inside
+every comparison; the keys come back by the index payload too. Payloads of 8
+bytes travel with the keys; an index payload (argsort)
 starts as the position in the row (rows) or in the array (segments) and is
 sorted in place; keys alone and payloads of 1, 2 or 4 bytes take the index
 payload and a gather.
@@ -33,6 +37,10 @@ LOCALITY = _ext.LOCALITY
 ONE_ARRAY = _ext.MERGE
 
 PAYLOAD_BYTES = (1, 2, 4, 8)
+
+# Floating keys sort as their ranks (one elementwise pass, then a gather of the
+# keys) instead of through the run-time float order (False).
+FLOAT_RANKS = True
 
 
 def fail(error, function, message):
@@ -97,12 +105,24 @@ def check_out(be, x, out, expected, function):
     return list(outs)
 
 
-def sort_key_type(be, keys, kt):
-    """The keys the extension sorts and their key type: 1- and 2-byte keys widen, in the same order."""
-    if kt.bytes >= 4:
-        return keys, kt
-    name = "float32" if kt.kind == "f" else "int32"
-    return be.astype(keys, name), KEY_TYPES[name]
+def sort_key_type(be, keys, kt, descending):
+    """The keys the extension sorts (contiguous), their key type and direction.
+
+    1- and 2-byte keys widen (same order, same ties); floating keys become
+    their ranks, sorted ascending (FLOAT_RANKS).
+    """
+    if kt.bytes < 4:
+        name = "float32" if kt.kind == "f" else "int32"
+        keys, kt = be.astype(keys, name), KEY_TYPES[name]
+    if kt.kind == "f" and FLOAT_RANKS:
+        name = f"uint{8 * kt.bytes}"
+        ranks = be.empty(tuple(keys.shape), name, keys)
+        n = be.numel(keys)
+        if n > 0:
+            _ext.write_ranks(kt.bytes, ord(kt.kind), kt.inf_bits, bool(descending), be.ptr(keys), be.ptr(ranks), n,
+                             be.stream(keys))
+        keys, kt, descending = ranks, KEY_TYPES[name], False
+    return keys, kt, descending
 
 
 def _by_index(kt, sort_kt, be, payload):
@@ -169,7 +189,7 @@ def sort_rows(be, function, x, dim, descending, payload, algo=None, out_keys=Non
     if algo is None:
         algo = ONE_ARRAY if n == length else _ext.ROWS
     direct_ok = not moved and not scalar
-    sort_keys, sort_kt = sort_key_type(be, keys, kt)
+    sort_keys, sort_kt, sort_descending = sort_key_type(be, keys, kt, descending)
     keys_out = _direct(be, out_keys) if direct_ok and sort_kt is kt else None
     if keys_out is None:
         keys_out = be.empty(row_shape, be.dtype_name(sort_keys), keys)
@@ -187,7 +207,7 @@ def sort_rows(be, function, x, dim, descending, payload, algo=None, out_keys=Non
         if values_out is None:
             values_out = be.empty(row_shape, be.dtype_name(payload), keys)
     if n > 0:
-        launch(be, keys, algo, sort_kt, descending, sort_keys, keys_out, values_in, values_out, n=n,
+        launch(be, keys, algo, sort_kt, sort_descending, sort_keys, keys_out, values_in, values_out, n=n,
                row_length=length)
     result_keys = result_payload = None
     if keep_keys:
@@ -258,7 +278,7 @@ def sort_segments(be, function, keys, offsets, descending, payload, out_keys=Non
     n = be.numel(keys)
     segments = be.numel(offsets) - 1
     keys_in = be.contiguous(keys)
-    sort_keys, sort_kt = sort_key_type(be, keys_in, kt)
+    sort_keys, sort_kt, sort_descending = sort_key_type(be, keys_in, kt, descending)
     keys_out = _direct(be, out_keys) if sort_kt is kt else None
     if keys_out is None:
         keys_out = be.empty((n,), be.dtype_name(sort_keys), keys)
@@ -276,7 +296,7 @@ def sort_segments(be, function, keys, offsets, descending, payload, out_keys=Non
         if values_out is None:
             values_out = be.empty((n,), be.dtype_name(payload), keys)
     if n > 0:
-        launch(be, keys, _ext.OFFSETS, sort_kt, descending, sort_keys, keys_out, values_in, values_out, n=n,
+        launch(be, keys, _ext.OFFSETS, sort_kt, sort_descending, sort_keys, keys_out, values_in, values_out, n=n,
                offsets=offsets, segments=segments)
     result_keys = result_payload = None
     if keep_keys:
