@@ -91,6 +91,24 @@ def test_sort_matches_torch(cuda, dtype, shape, descending):
     assert torch.equal(tilesort.argsort(x.cuda(), descending=descending).cpu(), ref_indices)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("shape", [(20000,), (64, 300)], ids=str)
+def test_float_order_in_comparator(cuda, monkeypatch, dtype, shape):
+    """The path FLOAT_RANKS=False takes (floating keys ordered inside the comparator) gives the same results."""
+    from tilesort import _core
+
+    monkeypatch.setattr(_core, "FLOAT_RANKS", False)
+    torch = cuda
+    x = make(torch, shape, dtype, seed=17, few=True)
+    for descending in (False, True):
+        values, indices = tilesort.sort(x.cuda(), descending=descending)
+        ref_values, ref_indices = reference_sort(torch, x, descending=descending)
+        assert same_bits(torch, values, ref_values) and torch.equal(indices.cpu(), ref_indices)
+        offsets = torch.tensor([0, 7, 7, x.numel()])
+        k, _ = tilesort.segmented_sort(x.reshape(-1).cuda(), offsets=offsets.cuda(), descending=descending)
+        assert same_bits(torch, k, segment_reference(torch, x.reshape(-1), offsets, descending)[0])
+
+
 @pytest.mark.parametrize("dtype", ["int32", "float32", "float16", "int64"])
 def test_dim_and_noncontiguous(cuda, dtype):
     torch = cuda
