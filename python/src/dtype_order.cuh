@@ -1,13 +1,14 @@
 // dtype_order.cuh — the one comparator per key width that the Python
 // extension instantiates the sorts with.
 //
-// Keys reach the sorts as the unsigned integer of their width holding the
-// ORIGINAL bits (bool, int8..int64, uint8..uint64, float16, bfloat16,
-// float32, float64), so every algorithm is compiled four times (1, 2, 4, 8
-// bytes) instead of once per dtype, and the sorted keys come out exactly as
-// they went in: no transform passes. The order is chosen at run time by two
-// members: rank(x) maps the bits to an unsigned integer whose natural order is
-// the dtype's order, and the comparator compares ranks.
+// Keys reach the sorts as the unsigned integer of their width (4 or 8 bytes:
+// the Python layer widens narrower dtypes) holding the original bits, so
+// every algorithm is compiled twice instead of once per dtype. The order is
+// chosen at run time by two members: rank(x) maps the bits to an unsigned
+// integer whose natural order is the dtype's order, and the comparator
+// compares ranks. Floating keys usually reach the sorts already ranked
+// (write_ranks in dispatch.cu, then an unsigned ascending order), which is
+// cheaper per comparison than ranking them inside it.
 //   * integers: rank = bits ^ flip (flip = the sign bit for signed dtypes);
 //   * floating (inf_bits != 0, the bits of +inf of that format): NaN (any
 //     payload, any sign) ranks above every number, -0.0 ranks as +0.0,

@@ -1,10 +1,10 @@
-// launch.cuh — sort_with<Bits, Pairs, Algo>: one sort_call turned into the
-// library call it names (one algorithm, one key width, keys alone or with
-// 8-byte payloads), with dtype_order<Bits> as the comparator. Each generated
+// launch.cuh — sort_with<Bits, Algo>: one sort_call turned into the library
+// call it names (one algorithm, one key width, 8-byte payloads), with
+// dtype_order<Bits> as the comparator. Each generated
 // translation unit (CMakeLists.txt) includes this file and instantiates one
 // combination, so the build spreads over as many cores as there are.
 //
-//   template cudaError_t tilesort_py::sort_with<std::uint32_t, true, tilesort_py::algorithm::rows>(
+//   template cudaError_t tilesort_py::sort_with<std::uint32_t, tilesort_py::algorithm::rows>(
 //       const tilesort_py::sort_call&, std::size_t&);
 #pragma once
 
@@ -17,9 +17,8 @@
 
 namespace tilesort_py {
 
-template <typename Bits, bool Pairs, algorithm Algo>
+template <typename Bits, algorithm Algo>
 cudaError_t sort_with(const sort_call& c, std::size_t& temp_bytes) {
-  static_assert(Pairs || keys_alone(Algo), "keys alone: only the algorithms of keys_alone (sort_call.h)");
   const auto order = make_dtype_order<Bits>(c.kind, static_cast<Bits>(c.inf_bits), c.descending);
   const auto* keys_in = static_cast<const Bits*>(c.keys_in);
   auto* keys_out = static_cast<Bits*>(c.keys_out);
@@ -33,18 +32,12 @@ cudaError_t sort_with(const sort_call& c, std::size_t& temp_bytes) {
     return tilesort::segmented_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n,
                                           tilesort::segments::uniform(c.row_length), order, c.stream);
   } else if constexpr (Algo == algorithm::locality) {
-    if constexpr (Pairs)
-      return tilesort::locality_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n,
-                                           order, c.stream);
-    else
-      return tilesort::locality_sort_keys(c.temp, temp_bytes, keys_in, keys_out, c.n, order, c.stream);
+    return tilesort::locality_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n, order,
+                                         c.stream);
   } else {
     const auto segments = tilesort::segments::offsets(c.offsets, c.offsets + 1, c.segments);
-    if constexpr (Pairs)
-      return tilesort::segmented_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n,
-                                            segments, order, c.stream);
-    else
-      return tilesort::segmented_sort_keys(c.temp, temp_bytes, keys_in, keys_out, c.n, segments, order, c.stream);
+    return tilesort::segmented_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n,
+                                          segments, order, c.stream);
   }
 }
 

@@ -40,8 +40,10 @@ std::size_t sort(int algo, int key_bytes, int kind, std::uint64_t inf_bits, bool
                  std::int64_t row_length, std::uintptr_t offsets, std::int64_t segments, std::uintptr_t temp,
                  std::size_t temp_bytes, std::uintptr_t stream) {
   if (algo < 0 || algo > 3) throw nb::value_error("tilesort: unknown algorithm code");
-  if (key_bytes != 1 && key_bytes != 2 && key_bytes != 4 && key_bytes != 8)
-    throw nb::value_error("tilesort: keys must be 1, 2, 4 or 8 bytes wide");
+  if (key_bytes != 4 && key_bytes != 8)
+    throw nb::value_error("tilesort: the extension sorts keys of 4 or 8 bytes (the layer widens narrower ones)");
+  if (values_in == 0 || values_out == 0)
+    throw nb::value_error("tilesort: the extension sorts pairs (8-byte payloads) only");
   tilesort_py::sort_call call{};
   call.algo = static_cast<algorithm>(algo);
   call.keys_in = pointer<const void>(keys_in);
@@ -57,7 +59,7 @@ std::size_t sort(int algo, int key_bytes, int kind, std::uint64_t inf_bits, bool
   call.descending = descending;
   call.temp = pointer<void>(temp);
   call.stream = pointer<CUstream_st>(stream);
-  check(tilesort_py::run_sort(key_bytes, values_in != 0 || values_out != 0, call, temp_bytes), "sort");
+  check(tilesort_py::run_sort(key_bytes, call, temp_bytes), "sort");
   return temp == 0 ? temp_bytes : 0;
 }
 
@@ -74,6 +76,18 @@ NB_MODULE(_ext, m) {
         nb::arg("n"), nb::arg("row_length"), nb::arg("offsets"), nb::arg("segments"), nb::arg("temp"),
         nb::arg("temp_bytes"), nb::arg("stream"),
         "Sort (temp != 0) or size (temp == 0: returns the temp bytes needed) one call.");
+  m.def(
+      "write_ranks",
+      [](int key_bytes, int kind, std::uint64_t inf_bits, bool descending, std::uintptr_t keys, std::uintptr_t ranks,
+         std::int64_t n, std::uintptr_t stream) {
+        check(tilesort_py::write_ranks(key_bytes, static_cast<char>(kind), inf_bits, descending,
+                                       pointer<const void>(keys), pointer<void>(ranks), n,
+                                       pointer<CUstream_st>(stream)),
+              "write_ranks");
+      },
+      nb::arg("key_bytes"), nb::arg("kind"), nb::arg("inf_bits"), nb::arg("descending"), nb::arg("keys"),
+      nb::arg("ranks"), nb::arg("n"), nb::arg("stream"),
+      "ranks[i] = the dtype order's rank of keys[i] (4 or 8 bytes) for i < n, on the stream.");
   m.def(
       "fill_row_index",
       [](std::uintptr_t values, std::int64_t n, std::int64_t row_length, std::uintptr_t stream) {

@@ -5,8 +5,8 @@ it finds the arrays by the pointers the layer hands over, and sorts each
 segment by the dtype order (the same rank as src/dtype_order.cuh, whose host
 tests are in test_order.py). What this checks is everything around the
 launch: dim handling, contiguity, index payloads per row or per array,
-gathers of narrow payloads, out=, and that keys alone never ask for an
-algorithm the extension does not build.
+gathers of narrow payloads and of widened narrow keys, out=, and that every
+call is what the extension builds (keys of 4 or 8 bytes with 8-byte payloads).
 """
 
 import pytest
@@ -78,19 +78,23 @@ class HostExtension:
     def flat(self, address, dtype):
         return self.be.arrays[address].reshape(-1).view(dtype)
 
+    def write_ranks(self, key_bytes, kind, inf_bits, descending, keys, ranks, n, stream):
+        assert key_bytes in (4, 8)
+        bits = self.flat(keys, f"u{key_bytes}")[:n]
+        self.flat(ranks, f"u{key_bytes}")[:n] = rank(bits, chr(kind), inf_bits, descending).astype(bits.dtype)
+
     def fill_row_index(self, values, n, row_length, stream):
         self.flat(values, np.uint64)[:n] = np.arange(n, dtype=np.uint64) % np.uint64(row_length)
 
     def sort(self, algo, key_bytes, kind, inf_bits, descending, keys_in, keys_out, values_in, values_out, n,
              row_length, offsets, segments, temp, temp_bytes, stream):
-        pairs = values_in != 0
-        if not pairs and algo in (self.MERGE, self.ROWS):
-            raise RuntimeError("keys alone are not built for merge or rows")
+        if key_bytes not in (4, 8) or values_in == 0 or values_out == 0:
+            raise ValueError("the extension sorts keys of 4 or 8 bytes with 8-byte payloads only")
         if temp == 0:
             return 64
-        self.calls.append((algo, pairs))
+        self.calls.append((algo, key_bytes))
         keys = self.flat(keys_in, f"u{key_bytes}")[:n].copy()
-        values = self.flat(values_in, np.uint64)[:n].copy() if pairs else None
+        values = self.flat(values_in, np.uint64)[:n].copy()
         if algo == self.ROWS:
             bounds = [(b, min(b + row_length, n)) for b in range(0, n, row_length)]
         elif algo == self.OFFSETS:
@@ -98,15 +102,13 @@ class HostExtension:
             bounds = list(zip(off[:-1], off[1:]))
         else:
             bounds = [(0, n)]
-        out_keys, out_values = keys.copy(), None if values is None else values.copy()
+        out_keys, out_values = keys.copy(), values.copy()
         for begin, end in bounds:
             order = np.argsort(rank(keys[begin:end], chr(kind), inf_bits, descending), kind="stable")
             out_keys[begin:end] = keys[begin:end][order]
-            if pairs:
-                out_values[begin:end] = values[begin:end][order]
+            out_values[begin:end] = values[begin:end][order]
         self.flat(keys_out, f"u{key_bytes}")[:n] = out_keys
-        if pairs:
-            self.flat(values_out, np.uint64)[:n] = out_values
+        self.flat(values_out, np.uint64)[:n] = out_values
         return 0
 
 
@@ -136,7 +138,6 @@ def test_sort_layouts(host, shape, dim, descending):
     ref_values, ref_indices = reference(x, dim, descending)
     assert np.array_equal(values, ref_values) and np.array_equal(indices, ref_indices)
     assert np.array_equal(tilesort.argsort(x, dim=dim, descending=descending), ref_indices)
-    assert all(pairs for _, pairs in host.calls)
 
 
 def test_noncontiguous_and_out(host):
@@ -176,7 +177,7 @@ def test_segments(host):
         expect_index[begin:end] = order + begin
     k, v = tilesort.segmented_sort(keys, offsets=offsets)
     assert v is None and np.array_equal(k, expect_keys)
-    assert host.calls[-1] == (host.OFFSETS, False)
+    assert host.calls[-1] == (host.OFFSETS, 4)  # uint8 keys widened
     assert np.array_equal(tilesort.segmented_argsort(keys, offsets=offsets.astype(np.int32)), expect_index)
     payload = rng.standard_normal(100).astype(np.float32)
     k, v = tilesort.segmented_sort(keys, offsets=offsets, values=payload)
@@ -192,7 +193,7 @@ def test_locality(host):
     keys = np.arange(50, dtype=np.float32)[::-1].copy()
     k, v = tilesort.locality_sort(keys)
     assert v is None and np.array_equal(k, np.arange(50, dtype=np.float32))
-    assert host.calls[-1] == (host.LOCALITY, False)
+    assert host.calls[-1] == (host.LOCALITY, 4)
     k, v = tilesort.locality_sort(keys, values=np.arange(50, dtype=np.int16))
     assert np.array_equal(v, np.arange(50)[::-1])
 
@@ -203,6 +204,46 @@ def test_float_order_through_layer(host):
     assert indices.tolist() == [4, 7, 2, 3, 0, 5, 1, 6]
     values, indices = tilesort.sort(x, descending=True)
     assert indices.tolist() == [1, 6, 5, 0, 2, 3, 7, 4]
+
+
+def float_order_key(x):
+    """float64 keys numpy sorts like dtype_order: NaN above +inf, -0.0 equal to +0.0."""
+    y = x.astype(np.float64)
+    return np.where(np.isnan(y), 2e300, np.where(np.isinf(y) & (y > 0), 1e300, y))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int8, np.uint16, np.int16, np.float16, np.float32,
+                                   np.float64])
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("float_ranks", [True, False])
+def test_widened_and_ranked_keys(host, monkeypatch, dtype, descending, float_ranks):
+    """Narrow keys widen, floating keys sort as ranks (or through the float order): the original bits come out."""
+    monkeypatch.setattr(_core, "FLOAT_RANKS", float_ranks)
+    rng = np.random.default_rng(5)
+    x = rng.integers(-40, 40, (5, 60)).astype(dtype)
+    if x.dtype.kind == "f":
+        specials = np.array([np.nan, -0.0, 0.0, np.inf, -np.inf, -np.nan, 1.5], np.float16)
+        picks = x.reshape(-1)[::7]
+        picks[...] = specials[np.arange(picks.size) % specials.size]
+        key = float_order_key(x)
+    else:
+        key = x.astype(np.int64)
+    order = np.argsort(-key if descending else key, axis=-1, kind="stable")
+    ref = np.take_along_axis(x, order, axis=-1)
+    bits = np.dtype(f"u{x.itemsize}")
+    values, indices = tilesort.sort(x, descending=descending)
+    assert np.array_equal(indices, order)
+    assert np.array_equal(values.view(bits), ref.view(bits))  # the original bits: NaN payloads, -0.0
+    assert all(width == max(x.itemsize, 4) for _, width in host.calls)
+    flat_order = np.argsort(-key.reshape(-1) if descending else key.reshape(-1), kind="stable")
+    k, _ = tilesort.locality_sort(x.reshape(-1), descending=descending)
+    assert np.array_equal(k.view(bits), x.reshape(-1)[flat_order].view(bits))
+    offsets = np.array([0, 60, 60, 130, 300])
+    k, v = tilesort.segmented_sort(x.reshape(-1), offsets=offsets, values=np.arange(300.0), descending=descending)
+    for begin, end in zip(offsets[:-1], offsets[1:]):
+        seg = np.argsort(-key.reshape(-1)[begin:end] if descending else key.reshape(-1)[begin:end], kind="stable")
+        assert np.array_equal(k[begin:end].view(bits), x.reshape(-1)[begin:end][seg].view(bits))
+        assert np.array_equal(v[begin:end], np.arange(300.0)[begin:end][seg])
 
 
 def test_validation_before_launch(host):

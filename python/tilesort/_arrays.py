@@ -61,6 +61,10 @@ class TorchBackend:
         self.array_type = torch.Tensor
         # dtype -> name by lookup (torch.compile traces dict lookups, not str(dtype)).
         self.names = {dt: str(dt).split(".")[-1] for dt in vars(torch).values() if isinstance(dt, torch.dtype)}
+        # torch's unsigned types of 16+ bits have few kernels: gathers and casts go through the signed
+        # dtype of the same width (same bits).
+        self.signed = {getattr(torch, f"uint{b}"): getattr(torch, f"int{b}") for b in (16, 32, 64)
+                       if hasattr(torch, f"uint{b}")}
 
     def dtype_name(self, x):
         return self.names[x.dtype]
@@ -109,6 +113,8 @@ class TorchBackend:
         return self.torch.empty(shape, dtype=self.dtype(dtype_name), device=like.device)
 
     def astype(self, x, dtype_name):
+        if x.dtype == getattr(self.torch, "uint16", None) and dtype_name == "int32":  # the widening of uint16 keys
+            return x.view(self.torch.int16).to(self.torch.int32) & 0xFFFF
         return x.to(self.dtype(dtype_name))
 
     def offsets_from_lengths(self, lengths):
@@ -119,10 +125,14 @@ class TorchBackend:
         return x.tolist()
 
     def take_last(self, values, indices):
+        signed = self.signed.get(values.dtype)
+        if signed is not None:
+            return self.torch.gather(values.view(signed), -1, indices).view(values.dtype)
         return self.torch.gather(values, -1, indices)
 
     def take_flat(self, values, indices):
-        return values[indices]
+        signed = self.signed.get(values.dtype)
+        return values.view(signed)[indices].view(values.dtype) if signed is not None else values[indices]
 
     def copy_into(self, out, x):
         out.copy_(x)

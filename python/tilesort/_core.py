@@ -1,11 +1,19 @@
 """The sorts on native arrays (torch tensors or cupy arrays): validation, layout, launch.
 
 Contract: every check runs before anything is allocated or launched, so a
-rejected call writes nothing. Keys travel to the extension as their original
-bits; the extension orders them by dtype (src/dtype_order.cuh). Payloads of 8
-bytes travel with the keys; an index payload (argsort) starts as the position
-in the row (rows) or in the array (segments) and is sorted in place; payloads
-of 1, 2 or 4 bytes are an argsort followed by a gather.
+rejected call writes nothing. The extension sorts keys of 4 or 8 bytes as
+their original bits, ordered by dtype (src/dtype_order.cuh), with 8-byte
+payloads only (that keeps its build short). Keys of 1 or 2 bytes are widened
+to int32 / float32 (same order, ties included) and the sorted keys are then a
+gather of the original ones by the index payload, so their bits come out
+exactly. Floating keys are ranked first (FLOAT_RANKS): the extension writes
+each key's rank in the dtype order (an unsigned integer, complemented for
+descending) and sorts those ascending, which is cheaper than ranking inside
+every comparison; the keys come back by the index payload too. Payloads of 8
+bytes travel with the keys; an index payload (argsort)
+starts as the position in the row (rows) or in the array (segments) and is
+sorted in place; keys alone and payloads of 1, 2 or 4 bytes take the index
+payload and a gather.
 
 Layouts: rows are the last dimension (another ``dim`` is moved last, made
 contiguous, sorted and moved back); a single row (1-D input) takes the
@@ -29,6 +37,10 @@ LOCALITY = _ext.LOCALITY
 ONE_ARRAY = _ext.MERGE
 
 PAYLOAD_BYTES = (1, 2, 4, 8)
+
+# Floating keys sort as their ranks (one elementwise pass, then a gather of the
+# keys) instead of through the run-time float order (False).
+FLOAT_RANKS = True
 
 
 def fail(error, function, message):
@@ -93,6 +105,31 @@ def check_out(be, x, out, expected, function):
     return list(outs)
 
 
+def sort_key_type(be, keys, kt, descending):
+    """The keys the extension sorts (contiguous), their key type and direction.
+
+    1- and 2-byte keys widen (same order, same ties); floating keys become
+    their ranks, sorted ascending (FLOAT_RANKS).
+    """
+    if kt.bytes < 4:
+        name = "float32" if kt.kind == "f" else "int32"
+        keys, kt = be.astype(keys, name), KEY_TYPES[name]
+    if kt.kind == "f" and FLOAT_RANKS:
+        name = f"uint{8 * kt.bytes}"
+        ranks = be.empty(tuple(keys.shape), name, keys)
+        n = be.numel(keys)
+        if n > 0:
+            _ext.write_ranks(kt.bytes, ord(kt.kind), kt.inf_bits, bool(descending), be.ptr(keys), be.ptr(ranks), n,
+                             be.stream(keys))
+        keys, kt, descending = ranks, KEY_TYPES[name], False
+    return keys, kt, descending
+
+
+def _by_index(kt, sort_kt, be, payload):
+    """Whether the sort carries the index payload (then the keys and any other payload are gathers)."""
+    return sort_kt is not kt or payload is None or payload is INDEX or be.itemsize(payload) != 8
+
+
 def launch(be, like, algo, kt, descending, keys_in, keys_out, values_in=None, values_out=None, n=0, row_length=0,
            offsets=None, segments=0):
     """Size query, temp storage from the caller's allocator, then the sort, all on the caller's stream."""
@@ -152,31 +189,34 @@ def sort_rows(be, function, x, dim, descending, payload, algo=None, out_keys=Non
     if algo is None:
         algo = ONE_ARRAY if n == length else _ext.ROWS
     direct_ok = not moved and not scalar
-    keys_out = _direct(be, out_keys) if direct_ok else None
+    sort_keys, sort_kt, sort_descending = sort_key_type(be, keys, kt, descending)
+    keys_out = _direct(be, out_keys) if direct_ok and sort_kt is kt else None
     if keys_out is None:
-        keys_out = be.empty(row_shape, be.dtype_name(x), keys)
-    gather = None
-    values_in = values_out = None
-    if payload is INDEX or (payload is not None and be.itemsize(payload) != 8):
-        if payload is not INDEX:
-            gather = to_rows(payload)
+        keys_out = be.empty(row_shape, be.dtype_name(sort_keys), keys)
+    by_index = _by_index(kt, sort_kt, be, payload)
+    if by_index:
         values_out = _direct(be, out_payload) if direct_ok and payload is INDEX else None
         if values_out is None:
             values_out = be.empty(row_shape, "int64", keys)
         values_in = values_out
         if n > 0:
             _ext.fill_row_index(be.ptr(values_out), n, length, be.stream(keys))
-    elif payload is not None:
+    else:
         values_in = to_rows(payload)
         values_out = _direct(be, out_payload) if direct_ok else None
         if values_out is None:
             values_out = be.empty(row_shape, be.dtype_name(payload), keys)
     if n > 0:
-        launch(be, keys, algo, kt, descending, keys, keys_out, values_in, values_out, n=n, row_length=length)
-    if gather is not None:
-        values_out = be.take_last(gather, values_out)
-    result_keys = _finish(be, from_rows(keys_out), out_keys) if keep_keys else None
-    result_payload = _finish(be, from_rows(values_out), out_payload) if payload is not None else None
+        launch(be, keys, algo, sort_kt, sort_descending, sort_keys, keys_out, values_in, values_out, n=n,
+               row_length=length)
+    result_keys = result_payload = None
+    if keep_keys:
+        sorted_keys = keys_out if sort_kt is kt else be.take_last(keys, values_out)
+        result_keys = _finish(be, from_rows(sorted_keys), out_keys)
+    if payload is not None:
+        if by_index and payload is not INDEX:
+            values_out = be.take_last(to_rows(payload), values_out)
+        result_payload = _finish(be, from_rows(values_out), out_payload)
     return result_keys, result_payload
 
 
@@ -238,29 +278,32 @@ def sort_segments(be, function, keys, offsets, descending, payload, out_keys=Non
     n = be.numel(keys)
     segments = be.numel(offsets) - 1
     keys_in = be.contiguous(keys)
-    keys_out = _direct(be, out_keys)
+    sort_keys, sort_kt, sort_descending = sort_key_type(be, keys_in, kt, descending)
+    keys_out = _direct(be, out_keys) if sort_kt is kt else None
     if keys_out is None:
-        keys_out = be.empty((n,), be.dtype_name(keys), keys)
-    values_in = values_out = gather = None
-    if payload is INDEX or (payload is not None and be.itemsize(payload) != 8):
-        if payload is not INDEX:
-            gather = payload
+        keys_out = be.empty((n,), be.dtype_name(sort_keys), keys)
+    by_index = _by_index(kt, sort_kt, be, payload)
+    if by_index:  # the index payload sorts in place: positions outside every segment keep their own index
         values_out = _direct(be, out_payload) if payload is INDEX else None
         if values_out is None:
             values_out = be.empty((n,), "int64", keys)
         values_in = values_out
         if n > 0:
             _ext.fill_row_index(be.ptr(values_out), n, n, be.stream(keys))
-    elif payload is not None:
+    else:
         values_in = be.contiguous(payload)
         values_out = _direct(be, out_payload)
         if values_out is None:
             values_out = be.empty((n,), be.dtype_name(payload), keys)
     if n > 0:
-        launch(be, keys, _ext.OFFSETS, kt, descending, keys_in, keys_out, values_in, values_out, n=n,
+        launch(be, keys, _ext.OFFSETS, sort_kt, sort_descending, sort_keys, keys_out, values_in, values_out, n=n,
                offsets=offsets, segments=segments)
-    if gather is not None:
-        values_out = be.take_flat(gather, values_out)
-    result_keys = _finish(be, keys_out, out_keys) if keep_keys else None
-    result_payload = _finish(be, values_out, out_payload) if payload is not None else None
+    result_keys = result_payload = None
+    if keep_keys:
+        sorted_keys = keys_out if sort_kt is kt else be.take_flat(keys_in, values_out)
+        result_keys = _finish(be, sorted_keys, out_keys)
+    if payload is not None:
+        if by_index and payload is not INDEX:
+            values_out = be.take_flat(payload, values_out)
+        result_payload = _finish(be, values_out, out_payload)
     return result_keys, result_payload

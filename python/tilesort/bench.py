@@ -15,6 +15,7 @@ Progress goes to stderr, the table to stdout; --json writes every measurement
 in tilesort-bench's format (bench/plot.py draws it).
 
     python -m tilesort.bench --family rows,ragged --types int32 --json py.json
+    python -m tilesort.bench --family rows,small --types float32 --float-order comparator   # the A/B of FLOAT_RANKS
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import sys
 import time
 
 import tilesort
+from tilesort import _core
 
 LENGTHS = [32, 300, 1024, 4096, 10000]
 SIZES = [1 << p for p in range(10, 29, 2)]
@@ -232,7 +234,7 @@ class Bench:
                 "compute_capability": f"{props.major}.{props.minor}", "torch": torch.__version__,
                 "cupy": getattr(self.cupy, "__version__", None), "tilesort": tilesort.__version__,
                 "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
-                "reps": self.args.reps, "warmups": self.args.warmups,
+                "reps": self.args.reps, "warmups": self.args.warmups, "float_order": self.args.float_order,
                 "timing": "CUDA events around one Python call (dispatch included), median; wall: host clock over "
                           "back-to-back calls"}
 
@@ -260,11 +262,14 @@ def main(argv=None):
                         help="largest padded matrix (keys) the padded torch workaround may allocate")
     parser.add_argument("--reps", type=int, default=9)
     parser.add_argument("--warmups", type=int, default=2)
+    parser.add_argument("--float-order", choices=["ranks", "comparator"], default="ranks",
+                        help="floating keys: ranked first (the default) or ordered in the comparator")
     parser.add_argument("--json", help="write every measurement to this file")
     args = parser.parse_args(argv)
     args.types = args.types.split(",")
     args.lengths = [int(v) for v in args.lengths.split(",")]
     args.sizes = parse_sizes(args.sizes)
+    _core.FLOAT_RANKS = args.float_order == "ranks"
     try:
         import torch
     except ImportError:
