@@ -1,6 +1,7 @@
 // GPU tests for device/sort.cuh, the front door sort_keys / sort_pairs:
 // against std::stable_sort on both sides of every crossover of the choice
-// table (so each algorithm it routes to runs), the distributions that break
+// table (so each algorithm it routes to runs; u32 and u64 keys under less
+// take the bitonic sort up to its bound, user keys never), the distributions that break
 // sample sorts, comparators, both overloads, graph capture, the error paths
 // (tests/common/device_sort_cases.cuh), and sort_stats naming the algorithm.
 #include <tilesort/device/sort.cuh>
@@ -23,10 +24,14 @@ struct front_door {
   }
 };
 
-// The crossover of the table row for these sizes, and sizes either side.
+// The crossovers of the table row for these sizes (the bitonic sort's
+// bound, the sample sort's start), and sizes either side.
 std::vector<std::int64_t> crossover_sizes(std::size_t key_bytes, std::size_t value_bytes) {
-  const std::int64_t from = tilesort::detail::sort_choice_for(key_bytes, value_bytes).sample_from;
+  const auto& row = tilesort::detail::sort_choice_for(key_bytes, value_bytes);
+  const std::int64_t from = row.sample_from;
   std::vector<std::int64_t> sizes = {0, 1, 2, 33, 1000, 8193, 100003};
+  if (row.bitonic_up_to > 0)
+    for (std::int64_t n : {row.bitonic_up_to - 1, row.bitonic_up_to, row.bitonic_up_to + 1}) sizes.push_back(n);
   if (small_run()) return sizes;
   if (from == tilesort::detail::sample_never) {
     sizes.push_back((std::int64_t(1) << 21) + 1);  // no crossover: the merge sort at a large n
@@ -98,7 +103,7 @@ TEST(Sort, StatsNameTheAlgorithm) {
     ASSERT_EQ(cudaSuccess, tilesort::sort_keys(d.data(), d.data(), n, tilesort::less{}, cudaStream_t(0), options));
     CUDA_ASSERT(cudaDeviceSynchronize());
     EXPECT_EQ(n, stats->n);
-    EXPECT_EQ(tilesort::detail::choose_sort_algorithm(n, 4, 0), stats->algorithm);
+    EXPECT_EQ(tilesort::detail::choose_sort_algorithm(n, 4, 0, true), stats->algorithm);  // u32 under less
     expect_stable_sorted(keys, d.download(), tilesort::less{});
     std::memset(stats, 0xA5, sizeof *stats);
     ASSERT_EQ(cudaSuccess, tilesort::sort_pairs(d.data(), d.data(), v.data(), v.data(), n, tilesort::less{},

@@ -1,8 +1,10 @@
 // Host tests for detail/sort_choice.cuh: every call finds a row, the table
 // is ordered so that no row hides a later one, each row's choice switches
 // at most once (merge below its crossover, sample from it on), a row marked
-// sample_never never takes the sample sort, and the choice does not depend
-// on anything but n and the sizes.
+// sample_never never takes the sample sort, the bitonic sort only sorts keys
+// alone whose stability cannot be observed, up to its row's bound, and the
+// choice does not depend on anything but n, the sizes and that property.
+#include <tilesort/comparators.cuh>
 #include <tilesort/detail/sort_choice.cuh>
 
 #include "common/test_util.cuh"
@@ -31,11 +33,13 @@ TEST(SortChoice, EveryRowIsReachable) {
 }
 
 TEST(SortChoice, SizesMapToTheirRows) {
-  EXPECT_EQ(&sort_choice_table[0], &sort_choice_for(4, 0));
-  EXPECT_EQ(&sort_choice_table[0], &sort_choice_for(1, 0));  // u8 keys: the u32 row
-  EXPECT_EQ(&sort_choice_table[1], &sort_choice_for(4, 4));
-  EXPECT_EQ(&sort_choice_table[2], &sort_choice_for(8, 0));
-  EXPECT_EQ(&sort_choice_table[3], &sort_choice_for(8, 8));
+  EXPECT_EQ(&sort_choice_table[0], &sort_choice_for(1, 0));  // u8 and u16 keys: their own row
+  EXPECT_EQ(&sort_choice_table[0], &sort_choice_for(2, 0));
+  EXPECT_EQ(&sort_choice_table[1], &sort_choice_for(4, 0));
+  EXPECT_EQ(&sort_choice_table[2], &sort_choice_for(4, 4));
+  EXPECT_EQ(&sort_choice_table[2], &sort_choice_for(1, 4));
+  EXPECT_EQ(&sort_choice_table[3], &sort_choice_for(8, 0));
+  EXPECT_EQ(&sort_choice_table[4], &sort_choice_for(8, 8));
   EXPECT_EQ(&sort_choice_table[rows - 1], &sort_choice_for(16, 0));
 }
 
@@ -68,8 +72,36 @@ TEST(SortChoice, MergeSortWhereverTheSampleSortIsSlower) {
   EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm(INT64_MAX, 4, 0));
 }
 
+// The bitonic sort: keys alone, stability unobservable, n up to the row's
+// bound (measured: 2^16 u32 keys, 2^13 u64 keys); never for pairs, never
+// where equivalent keys may differ in their bits (floats, user comparators).
+TEST(SortChoice, BitonicOnlyWhereStabilityCannotShow) {
+  EXPECT_EQ(std::int64_t(1) << 16, sort_choice_for(4, 0).bitonic_up_to);
+  EXPECT_EQ(std::int64_t(1) << 13, sort_choice_for(8, 0).bitonic_up_to);
+  for (std::size_t key : {1, 2, 4, 8, 16, 32})
+    for (std::size_t value : {0, 4, 8, 16}) {
+      SCOPED_TRACE("key " + std::to_string(key) + " value " + std::to_string(value));
+      const std::int64_t up_to = sort_choice_for(key, value).bitonic_up_to;
+      if (value != 0) EXPECT_EQ(0, up_to);
+      for (std::int64_t n = 0; n < (std::int64_t(1) << 40); n = n * 3 / 2 + 1) {
+        EXPECT_NE(sort_algorithm::bitonic, choose_sort_algorithm(n, key, value, false)) << "n=" << n;
+        const bool bitonic = value == 0 && n <= up_to;
+        EXPECT_EQ(bitonic, choose_sort_algorithm(n, key, value, true) == sort_algorithm::bitonic) << "n=" << n;
+        if (!bitonic)
+          EXPECT_EQ(choose_sort_algorithm(n, key, value, false), choose_sort_algorithm(n, key, value, true));
+      }
+    }
+  EXPECT_EQ(sort_algorithm::bitonic, choose_sort_algorithm(std::int64_t(1) << 16, 4, 0, true));
+  EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm((std::int64_t(1) << 16) + 1, 4, 0, true));
+  EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm(1000, 4, 4, true));
+  EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm(1000, 2, 0, true));
+  static_assert(tilesort::detail::equivalence_is_identity<std::uint32_t, tilesort::less>);
+  static_assert(!tilesort::detail::equivalence_is_identity<float, tilesort::less>);
+}
+
 TEST(SortChoice, ChoiceIsAConstantExpression) {
-  static_assert(choose_sort_algorithm(1, 4, 0) == sort_algorithm::merge, "small n: merge sort");
+  static_assert(choose_sort_algorithm(1, 4, 0) == sort_algorithm::merge, "small n, stable: merge sort");
+  static_assert(choose_sort_algorithm(1, 4, 0, true) == sort_algorithm::bitonic, "small n, u32: bitonic sort");
   static_assert(choose_sort_algorithm(std::int64_t(1) << 28, 4, 0) == sort_algorithm::merge,
                 "large n: merge sort (the sample sort is slower)");
   EXPECT_STREQ("sample", tilesort::sort_algorithm_name(sort_algorithm::sample));

@@ -3,11 +3,13 @@
 // given key and value size. Pure host arithmetic, tested on the host.
 //
 // The table is read top to bottom; the first row whose key and value sizes
-// cover the call decides: merge sort below `sample_from` keys, the sample
-// sort from there on (never, for `sample_never`). The last row is a
-// catch-all, so every call matches. A row switches to the sample sort only
-// from a measured crossover: the front door is never slower than the merge
-// sort.
+// cover the call decides: keys alone whose order cannot show stability
+// (equivalent keys are bitwise equal: integers under less / greater) take
+// the bitonic sort up to `bitonic_up_to` keys; otherwise the merge sort
+// below `sample_from` keys and the sample sort from there on (never, for
+// `sample_never`). The last row is a catch-all, so every call matches. A
+// row leaves the merge sort only where a measurement showed the other
+// algorithm faster.
 #pragma once
 
 #include <cstddef>
@@ -24,19 +26,25 @@ struct sort_choice_row {
   std::size_t max_key_bytes;    // keys of at most this size
   std::size_t max_value_bytes;  // values of at most this size (0: keys only)
   std::int64_t sample_from;     // n >= this: the sample sort; below it: the merge sort
+  std::int64_t bitonic_up_to;   // n <= this, keys alone, stability unobservable: the bitonic sort
 };
 
-// Measured on an H100 (bench family `sample`, 2^20-2^28, random keys): the
-// sample sort is slower than the merge sort for every row, so every row
-// takes the merge sort (docs/tuning/sample_sort.md). The rows mirror the benchmark's cases (u32 / u64
-// keys, u32 / u64 pairs, wider items) so that a measured crossover can be
-// entered per row.
+// Sample sort: measured on an H100 (bench family `sample`, 2^20-2^28, random
+// keys), slower than the merge sort for every row (docs/tuning/sample_sort.md).
+// Bitonic sort: measured on an H200 (bench family `bitonic`, 2^8-2^20, random
+// and sorted keys, lat mode): faster than the merge sort up to 2^16 u32 keys
+// (8.2 vs 9.2 us at 2^8, 29.7 vs 36.4 us at 2^16; 56 vs 38 us at 2^17) and up
+// to 2^13 u64 keys (29.2 vs 31.3 us; a tie at 2^14, slower from 2^15);
+// 1- and 2-byte keys were not measured and keep the merge sort. The rows
+// mirror the benchmark's cases (u32 / u64 keys, u32 / u64 pairs, wider
+// items) so that a measured crossover can be entered per row.
 inline constexpr sort_choice_row sort_choice_table[] = {
-    {4, 0, sample_never},
-    {4, 4, sample_never},
-    {8, 0, sample_never},
-    {8, 8, sample_never},
-    {SIZE_MAX, SIZE_MAX, sample_never},
+    {2, 0, sample_never, 0},
+    {4, 0, sample_never, std::int64_t(1) << 16},
+    {4, 4, sample_never, 0},
+    {8, 0, sample_never, std::int64_t(1) << 13},
+    {8, 8, sample_never, 0},
+    {SIZE_MAX, SIZE_MAX, sample_never, 0},
 };
 
 constexpr const sort_choice_row& sort_choice_for(std::size_t key_bytes, std::size_t value_bytes) {
@@ -45,10 +53,15 @@ constexpr const sort_choice_row& sort_choice_for(std::size_t key_bytes, std::siz
   return sort_choice_table[sizeof(sort_choice_table) / sizeof(sort_choice_table[0]) - 1];
 }
 
-// The algorithm sort_keys (value_bytes = 0) or sort_pairs runs for n keys.
-constexpr sort_algorithm choose_sort_algorithm(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes) {
-  const std::int64_t from = sort_choice_for(key_bytes, value_bytes).sample_from;
-  return from != sample_never && n >= from ? sort_algorithm::sample : sort_algorithm::merge;
+// The algorithm sort_keys (value_bytes = 0) or sort_pairs runs for n keys;
+// `stability_unobservable`: equivalent keys are bitwise equal (see
+// equivalence_is_identity in comparators.cuh), so an unstable sort of keys
+// alone gives the stable result.
+constexpr sort_algorithm choose_sort_algorithm(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes,
+                                               bool stability_unobservable = false) {
+  const sort_choice_row& row = sort_choice_for(key_bytes, value_bytes);
+  if (stability_unobservable && value_bytes == 0 && n <= row.bitonic_up_to) return sort_algorithm::bitonic;
+  return row.sample_from != sample_never && n >= row.sample_from ? sort_algorithm::sample : sort_algorithm::merge;
 }
 
 }  // namespace tilesort::detail

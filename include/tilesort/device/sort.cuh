@@ -1,8 +1,10 @@
 // device/sort.cuh — the front door: sort_keys / sort_pairs, one stable sort
 // that runs whichever of our algorithms is fastest for n, the key size and
 // the value size (detail/sort_choice.cuh holds the table: per key and value
-// size, the merge sort below a measured crossover and the sample sort from
-// it on; today the merge sort everywhere, the sample sort being slower).
+// size, the bitonic sort for small sorts of keys alone whose stability
+// cannot be observed (integers under less / greater), the merge sort below a
+// measured crossover and the sample sort from it on; today no row reaches
+// the sample sort, it being slower).
 //
 // The choice depends only on n and the sizes, never on the data, so the
 // size query and the sort agree and nothing waits on the host: the call can
@@ -28,6 +30,7 @@
 #include "../detail/error.cuh"
 #include "../detail/sort_choice.cuh"
 #include "../detail/temp_storage.cuh"
+#include "bitonic_sort.cuh"
 #include "merge_sort.cuh"
 #include "sample_sort.cuh"
 #include "sort_stats.cuh"
@@ -44,6 +47,14 @@ __global__ void sort_choice_stats_kernel(sort_stats* stats, std::int64_t n, sort
   *stats = s;
 }
 
+// The algorithm sort_keys (Value = no_value) or sort_pairs runs for n keys.
+template <typename Key, typename Value, typename Compare>
+constexpr sort_algorithm front_door_choice(std::int64_t n) {
+  constexpr bool pairs = sample_sort_has_values<Value>;
+  return choose_sort_algorithm(n, sizeof(Key), pairs ? sizeof(Value) : 0,
+                               !pairs && equivalence_is_identity<Key, Compare>);
+}
+
 // Size query or sort by the chosen algorithm; then the statistics, if asked.
 template <typename Key, typename Value, typename Compare>
 cudaError_t sort_front_door(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
@@ -51,9 +62,12 @@ cudaError_t sort_front_door(void* d_temp, std::size_t& temp_bytes, const Key* ke
                             cudaStream_t stream, const sort_options& options) {
   if (n < 0) return cudaErrorInvalidValue;
   constexpr bool pairs = sample_sort_has_values<Value>;
-  const sort_algorithm algorithm = choose_sort_algorithm(n, sizeof(Key), pairs ? sizeof(Value) : 0);
+  const sort_algorithm algorithm = front_door_choice<Key, Value, Compare>(n);
   cudaError_t error = cudaSuccess;
-  if (algorithm == sort_algorithm::sample) {
+  if (algorithm == sort_algorithm::bitonic) {  // keys alone, equivalent keys bitwise equal
+    if constexpr (!pairs && equivalence_is_identity<Key, Compare>)
+      error = bitonic_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, comp, stream);
+  } else if (algorithm == sort_algorithm::sample) {
     error = sample_sort_two_phase(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream);
   } else if constexpr (pairs) {
     error = merge_sort_pairs(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream);
