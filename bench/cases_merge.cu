@@ -1,5 +1,6 @@
 // bench/cases_merge.cu — family "merge": device-resident
-// tilesort::merge_sort_keys/pairs against cub::DeviceMergeSort (same
+// tilesort::merge_sort_keys/pairs and the front door tilesort::sort_keys/
+// pairs (its note names the algorithm it ran) against cub::DeviceMergeSort (same
 // comparator), thrust::sort and thrust::stable_sort with the comparator, and
 // cub::DeviceRadixSort (primitive keys only) as the non-comparison reference.
 // Types: u32, u64, f32, pairs32 (u32/u32), pairs64 (u64/u64), struct (a
@@ -10,6 +11,7 @@
 
 #include <tilesort/comparators.cuh>
 #include <tilesort/device/merge_sort.cuh>
+#include <tilesort/device/sort.cuh>
 
 #include "alternatives.cuh"
 #include "bench.cuh"
@@ -17,13 +19,16 @@
 namespace bench {
 namespace {
 
-template <typename K, typename V, typename Compare>
+// The merge sort, or the front door (FrontDoor), two-phase, keys or pairs.
+template <bool FrontDoor, typename K, typename V, typename Compare>
 cudaError_t tilesort_merge(void* temp, std::size_t& bytes, const K* keys_in, K* keys_out, const value_t<V>* values_in,
                            value_t<V>* values_out, std::int64_t n, Compare comp, cudaStream_t s) {
   if constexpr (std::is_void_v<V>) {
-    return tilesort::merge_sort_keys(temp, bytes, keys_in, keys_out, n, comp, s);
+    return FrontDoor ? tilesort::sort_keys(temp, bytes, keys_in, keys_out, n, comp, s)
+                     : tilesort::merge_sort_keys(temp, bytes, keys_in, keys_out, n, comp, s);
   } else {
-    return tilesort::merge_sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s);
+    return FrontDoor ? tilesort::sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s)
+                     : tilesort::merge_sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s);
   }
 }
 
@@ -41,9 +46,17 @@ void run_merge(harness& h, std::int64_t n, dist d, Compare comp, bool with_radix
   // of place, CUB merge sort and Thrust in place, CUB radix sort out of place.
   measure_two_phase(h, data_row(h, data, comp, std::string("tilesort::merge_sort_") + what, "tilesort", false),
                     [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-                      return tilesort_merge<K, V>(temp, bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
-                                                  data.out_values.get(), n, comp, s);
+                      return tilesort_merge<false, K, V>(temp, bytes, data.keys.get(), data.out_keys.get(),
+                                                         data.values.get(), data.out_values.get(), n, comp, s);
                     });
+  using value = std::conditional_t<std::is_void_v<V>, tilesort::detail::no_value, V>;
+  harness::timed_call front = data_row(h, data, comp, std::string("tilesort::sort_") + what, "alt", false);
+  front.note = std::string("front door: ") +
+               tilesort::sort_algorithm_name(tilesort::detail::front_door_choice<K, value, Compare>(n));
+  measure_two_phase(h, front, [&](void* temp, std::size_t& bytes, cudaStream_t s) {
+    return tilesort_merge<true, K, V>(temp, bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
+                                      data.out_values.get(), n, comp, s);
+  });
   measure_cub_merge(h, data, comp);
   for (const bool stable : {false, true}) {  // Thrust, in place, temp allocated inside
     harness::timed_call c = data_row(h, data, comp,

@@ -1,6 +1,6 @@
 // bench/cases_sample.cu — family "sample": device-resident
-// tilesort::sample_sort_keys/pairs and the front door tilesort::sort_keys/
-// pairs against cub::DeviceMergeSort (same comparator) and
+// tilesort::sample_sort_keys/pairs (the front door's rows are in the merge
+// family) against cub::DeviceMergeSort (same comparator) and
 // cub::DeviceRadixSort (primitive keys only), all in the same run. Types:
 // u32, u64, pairs32, pairs64, struct (the merge family's {u32 a; u32 b;}
 // key ordered by a). Sizes 2^16..2^28 (default 2^20..2^28); distributions
@@ -10,7 +10,6 @@
 
 #include <tilesort/comparators.cuh>
 #include <tilesort/device/sample_sort.cuh>
-#include <tilesort/device/sort.cuh>
 
 #include "alternatives.cuh"
 #include "bench.cuh"
@@ -18,16 +17,13 @@
 namespace bench {
 namespace {
 
-// The sample sort, or the front door (FrontDoor), two-phase, keys or pairs.
-template <bool FrontDoor, typename K, typename V, typename Compare>
-cudaError_t tilesort_sort(void* temp, std::size_t& bytes, const K* keys_in, K* keys_out, const value_t<V>* values_in,
-                          value_t<V>* values_out, std::int64_t n, Compare comp, cudaStream_t s) {
+template <typename K, typename V, typename Compare>
+cudaError_t tilesort_sample(void* temp, std::size_t& bytes, const K* keys_in, K* keys_out, const value_t<V>* values_in,
+                            value_t<V>* values_out, std::int64_t n, Compare comp, cudaStream_t s) {
   if constexpr (std::is_void_v<V>) {
-    return FrontDoor ? tilesort::sort_keys(temp, bytes, keys_in, keys_out, n, comp, s)
-                     : tilesort::sample_sort_keys(temp, bytes, keys_in, keys_out, n, comp, s);
+    return tilesort::sample_sort_keys(temp, bytes, keys_in, keys_out, n, comp, s);
   } else {
-    return FrontDoor ? tilesort::sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s)
-                     : tilesort::sample_sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s);
+    return tilesort::sample_sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s);
   }
 }
 
@@ -46,16 +42,9 @@ void run_sample(harness& h, std::int64_t n, dist d, Compare comp, bool with_radi
   const char* what = std::is_void_v<V> ? "keys" : "pairs";
   measure_two_phase(h, data_row(h, data, comp, std::string("tilesort::sample_sort_") + what, "tilesort", false),
                     [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-                      return tilesort_sort<false, K, V>(temp, bytes, data.keys.get(), data.out_keys.get(),
-                                                        data.values.get(), data.out_values.get(), n, comp, s);
+                      return tilesort_sample<K, V>(temp, bytes, data.keys.get(), data.out_keys.get(),
+                                                   data.values.get(), data.out_values.get(), n, comp, s);
                     });
-  harness::timed_call front = data_row(h, data, comp, std::string("tilesort::sort_") + what, "tilesort", false);
-  front.note = std::string("front door: ") +
-               tilesort::sort_algorithm_name(tilesort::detail::choose_sort_algorithm(n, sizeof(K), value_size<V>()));
-  measure_two_phase(h, front, [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-    return tilesort_sort<true, K, V>(temp, bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
-                                     data.out_values.get(), n, comp, s);
-  });
   measure_cub_merge(h, data, comp);
   if (with_radix) measure_cub_radix(h, data, comp);
 }
