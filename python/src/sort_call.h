@@ -77,7 +77,7 @@ struct sort_job {
   std::int64_t row_length;
   const std::int64_t* offsets;
   std::int64_t segments;
-  void* temp;  // nullptr: size query
+  void* temp;  // nullptr: size query; with temp_bytes 0 any other address (it is not read)
   cudaStream_t stream;
 };
 

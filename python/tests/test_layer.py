@@ -85,7 +85,7 @@ class HostExtension:
             raise ValueError("the extension sorts keys of 1-8 bytes with 8-byte payloads or the index payload")
         if temp == 0:
             self.queries += 1
-            return 64
+            return 0 if algo == self.FRONT else 64  # a one-array sort of one tile needs no temp storage
         ranked = key_bytes < 4 or (chr(kind) == "f" and rank_floats)
         if ranked and chr(kind) == "f" and keys_out != 0 and (not index_payload or keys_out == keys_in):
             raise RuntimeError("floating keys sorted as ranks need the index payload and keys_out != keys_in")

@@ -126,9 +126,10 @@ def launch(be, like, algo, kt, descending, keys_in, keys_out, values_in, values_
     keys_out None: keys not wanted (argsort). index: values_out receives the index payload.
     """
     stream = be.stream(like)
+    values_address = be.ptr(values_out)
     args = (algo, kt.bytes, ord(kt.kind), kt.inf_bits, bool(descending), FLOAT_RANKS, be.ptr(keys_in),
             0 if keys_out is None else be.ptr(keys_out), 0 if values_in is None else be.ptr(values_in),
-            be.ptr(values_out), index, n, row_length, 0 if offsets is None else be.ptr(offsets), segments)
+            values_address, index, n, row_length, 0 if offsets is None else be.ptr(offsets), segments)
     shape = (algo, kt.bytes, kt.kind, FLOAT_RANKS, keys_out is None, n, row_length, segments)
     need = _temp_bytes.get(shape)
     if need is None:
@@ -136,7 +137,10 @@ def launch(be, like, algo, kt, descending, keys_in, keys_out, values_in, values_
         if len(_temp_bytes) >= _TEMP_SHAPES:
             _temp_bytes.clear()
         _temp_bytes[shape] = need
-    temp = be.empty((max(need, 1),), "uint8", like)
+    if need == 0:  # nothing to allocate: any non-null address runs the job (it reads no temp)
+        _ext.sort(*args, values_address, 0, stream)
+        return
+    temp = be.empty((need,), "uint8", like)
     _ext.sort(*args, be.ptr(temp), need, stream)
 
 
