@@ -201,13 +201,21 @@ def test_locality(host):
     assert np.array_equal(v, np.arange(50)[::-1])
 
 
-def test_one_job_per_call_and_one_size_query_per_shape(host):
+def test_one_job_per_call_and_one_size_query_per_shape(host, monkeypatch):
+    """Host work per call: one extension call (plus one size query per new shape), and allocations only
+    for the results and temp storage (none for temp when the job needs none)."""
+    allocations = []
+    empty = host.be.empty
+    monkeypatch.setattr(host.be, "empty", lambda shape, dtype, like: allocations.append(dtype) or
+                        empty(shape, dtype, like))
     x = np.random.default_rng(6).standard_normal((4, 33)).astype(np.float32)
     for _ in range(3):
         tilesort.sort(x)
+    assert allocations == ["float32", "int64", "uint8"] * 3
     y = x.reshape(-1)
     tilesort.sort(y)
     tilesort.argsort(y)  # keys not wanted: another temp shape
+    assert allocations[9:] == ["float32", "int64", "int64"]  # the stand-in's one-array sort needs no temp
     assert host.calls == [(host.ROWS, 4)] * 3 + [(host.FRONT, 4)] * 2
     assert host.queries == 3
 
