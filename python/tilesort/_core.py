@@ -42,7 +42,9 @@ PAYLOAD_BYTES = (1, 2, 4, 8)
 # the job around the sort) instead of through the run-time float order (False).
 FLOAT_RANKS = True
 
-# Temp bytes per job shape (see launch); cleared when it grows past _TEMP_SHAPES entries.
+# Temp bytes per job shape (see launch). The library's size queries are arithmetic on n and the sizes
+# (no device state is read), so one answer per shape holds on every device and stream. Cleared when it
+# grows past _TEMP_SHAPES entries.
 _temp_bytes = {}
 _TEMP_SHAPES = 4096
 
