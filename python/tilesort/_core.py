@@ -183,7 +183,6 @@ def sort_rows(be, function, x, dim, descending, payload, algo=None, out_keys=Non
             payload = payload.reshape(1)
     last = x.ndim - 1
     moved = dim != last
-    shape = tuple(x.shape)
     n = be.numel(x)
 
     def to_rows(a):
