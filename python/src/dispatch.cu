@@ -1,9 +1,17 @@
-// dispatch.cu — the extension's small device-side pieces: run_sort picks the
-// instantiation for a key width and algorithm, write_ranks ranks floating
-// keys before a sort, fill_row_index writes the index payload of an argsort, order_rank exposes dtype_order's
-// rank to host tests.
+// dispatch.cu — run_job, one Python call's device work in stream order:
+// a prologue kernel (ranks of keys that sort as ranks, the index payload),
+// the library sort (run_sort picks the instantiation for the key width and
+// algorithm), and an epilogue kernel that turns sorted ranks back into the
+// original key bits. Also order_rank / order_unrank / order_shared, the
+// dtype order on the host for the tests.
 //
-//   tilesort_py::fill_row_index(d_idx, rows * length, length, stream);   // 0..length-1 per row
+// Temp storage of a job: a ranks buffer (n keys of the sort's width) when
+// the ranks cannot sort in keys_out (keys of 1 or 2 bytes, argsort), then
+// the library's temp storage.
+//
+//   tilesort_py::sort_job job{};   // + pointers, n, the order, temp, stream
+//   std::size_t bytes = 0;
+//   tilesort_py::run_job(job, bytes);   // size query
 #include <cstdint>
 
 #include "dtype_order.cuh"
@@ -13,6 +21,7 @@ namespace tilesort_py {
 namespace {
 
 constexpr int elementwise_threads = 256;
+constexpr std::size_t temp_alignment = 256;
 
 // Blocks of elementwise_threads for n elements, grid-stride beyond 4096 blocks.
 unsigned elementwise_blocks(std::int64_t n) {
@@ -21,37 +30,104 @@ unsigned elementwise_blocks(std::int64_t n) {
   return static_cast<unsigned>(wanted < max_blocks ? wanted : max_blocks);
 }
 
-__global__ void row_index_kernel(std::uint64_t* values, std::int64_t n, std::int64_t row_length) {
+// ranks[i] = the key's rank, widened to the sort's width (Rank), when ranks
+// is given; index[i] = its position in its row of `period` keys, when index
+// is given (kept incrementally: one division per thread, not per key).
+template <typename Bits, typename Rank>
+__global__ void prologue_kernel(const Bits* keys, Rank* ranks, std::uint64_t* index, std::int64_t n,
+                                std::int64_t period, dtype_order<Bits> order) {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    values[i] = static_cast<std::uint64_t>(i % row_length);
+  std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t step = stride % period;
+  std::int64_t column = i % period;
+  for (; i < n; i += stride) {
+    if (ranks != nullptr) ranks[i] = static_cast<Rank>(order.rank(keys[i]));
+    if (index != nullptr) index[i] = static_cast<std::uint64_t>(column);
+    column += step;
+    if (column >= period) column -= period;
+  }
 }
 
-template <typename Bits>
-__global__ void rank_kernel(const Bits* keys, Bits* ranks, std::int64_t n, dtype_order<Bits> order) {
+// keys_out[i] = the key of sorted rank i: its inverse, or for a shared rank
+// (floating zero, NaN) the input key the index payload names, bit for bit.
+// ranks may equal keys_out (Rank == Bits); keys_in must not.
+template <typename Bits, typename Rank>
+__global__ void epilogue_kernel(const Bits* keys_in, const Rank* ranks, Bits* keys_out, const std::uint64_t* index,
+                                std::int64_t n, std::int64_t period, dtype_order<Bits> order) {
   const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    ranks[i] = order.rank(keys[i]);
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const auto rank = static_cast<Bits>(ranks[i]);
+    keys_out[i] = order.shared(rank) ? keys_in[i - i % period + std::int64_t(index[i])] : order.unrank(rank);
+  }
 }
 
-template <typename Bits>
-cudaError_t ranks_of(char kind, std::uint64_t inf_bits, bool descending, const void* keys, void* ranks,
-                     std::int64_t n, cudaStream_t stream) {
-  rank_kernel<Bits><<<elementwise_blocks(n), elementwise_threads, 0, stream>>>(
-      static_cast<const Bits*>(keys), static_cast<Bits*>(ranks), n,
-      make_dtype_order<Bits>(kind, static_cast<Bits>(inf_bits), descending));
+std::size_t aligned(std::size_t bytes) { return (bytes + temp_alignment - 1) / temp_alignment * temp_alignment; }
+
+// run_job for keys of Bits sorted with keys of Rank (the same width, or 4
+// bytes for keys of 1 and 2).
+template <typename Bits, typename Rank>
+cudaError_t job_for(const sort_job& job, std::size_t& temp_bytes) {
+  const bool floating = job.kind == 'f';
+  const bool ranked = sizeof(Bits) < sizeof(Rank) || (floating && job.rank_floats);
+  const bool restore = ranked && job.keys_out != nullptr;
+  // Ranks sort in keys_out when it has their width; keys not wanted sort in temp.
+  const bool ranks_in_output = restore && sizeof(Bits) == sizeof(Rank);
+  const bool scratch = ranked ? !ranks_in_output : job.keys_out == nullptr;
+  const std::size_t scratch_bytes = scratch ? aligned(std::size_t(job.n > 0 ? job.n : 0) * sizeof(Rank)) : 0;
+  const std::int64_t period = job.algo == algorithm::rows ? job.row_length : job.n;
+
+  const auto order = make_dtype_order<Bits>(job.kind, static_cast<Bits>(job.inf_bits), job.descending);
+  auto* temp = static_cast<char*>(job.temp);
+  Rank* const scratch_keys = scratch && temp != nullptr ? reinterpret_cast<Rank*>(temp) : nullptr;
+  Rank* const ranks = !ranked ? nullptr : ranks_in_output ? static_cast<Rank*>(job.keys_out) : scratch_keys;
+
+  sort_call call{};
+  call.algo = job.algo;
+  call.keys_in = ranked ? ranks : job.keys_in;
+  call.keys_out = ranked ? ranks : job.keys_out != nullptr ? job.keys_out : scratch_keys;
+  call.values_in = job.index_payload ? job.values_out : job.values_in;
+  call.values_out = job.values_out;
+  call.n = job.n;
+  call.row_length = job.row_length;
+  call.offsets = job.offsets;
+  call.segments = job.segments;
+  call.kind = ranked ? 'u' : job.kind;  // ranks sort as unsigned integers, ascending
+  call.inf_bits = ranked ? 0 : job.inf_bits;
+  call.descending = ranked ? false : job.descending;
+  call.temp = temp == nullptr ? nullptr : temp + scratch_bytes;
+  call.stream = job.stream;
+
+  std::size_t sort_bytes = 0;
+  if (temp == nullptr) {  // size query
+    const cudaError_t error = run_sort(sizeof(Rank), call, sort_bytes);
+    temp_bytes = scratch_bytes + sort_bytes;
+    return error;
+  }
+  // Keys of a shared rank come back through the index, read from the intact input.
+  if (restore && floating && (!job.index_payload || job.keys_out == job.keys_in)) return cudaErrorInvalidValue;
+  if (temp_bytes < scratch_bytes) return cudaErrorInvalidValue;
+  if (job.n == 0) return cudaSuccess;
+  if (period <= 0) return cudaErrorInvalidValue;  // rows of no keys
+  sort_bytes = temp_bytes - scratch_bytes;
+
+  auto* index = job.index_payload ? static_cast<std::uint64_t*>(job.values_out) : nullptr;
+  const auto* keys_in = static_cast<const Bits*>(job.keys_in);
+  if (ranked || index != nullptr) {
+    prologue_kernel<Bits, Rank><<<elementwise_blocks(job.n), elementwise_threads, 0, job.stream>>>(
+        keys_in, ranks, index, job.n, period, order);
+    if (const cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
+  }
+  if (const cudaError_t error = run_sort(sizeof(Rank), call, sort_bytes); error != cudaSuccess) return error;
+  if (!restore) return cudaSuccess;
+  epilogue_kernel<Bits, Rank><<<elementwise_blocks(job.n), elementwise_threads, 0, job.stream>>>(
+      keys_in, ranks, static_cast<Bits*>(job.keys_out), index, job.n, period, order);
   return cudaGetLastError();
-}
-
-template <typename Bits>
-std::uint64_t rank_of(char kind, std::uint64_t inf_bits, bool descending, std::uint64_t bits) {
-  return make_dtype_order<Bits>(kind, static_cast<Bits>(inf_bits), descending).rank(static_cast<Bits>(bits));
 }
 
 template <typename Bits>
 cudaError_t sort_for(const sort_call& call, std::size_t& temp_bytes) {
   switch (call.algo) {
-    case algorithm::merge: return sort_with<Bits, algorithm::merge>(call, temp_bytes);
+    case algorithm::front: return sort_with<Bits, algorithm::front>(call, temp_bytes);
     case algorithm::rows: return sort_with<Bits, algorithm::rows>(call, temp_bytes);
     case algorithm::locality: return sort_with<Bits, algorithm::locality>(call, temp_bytes);
     case algorithm::offsets: return sort_with<Bits, algorithm::offsets>(call, temp_bytes);
@@ -59,7 +135,34 @@ cudaError_t sort_for(const sort_call& call, std::size_t& temp_bytes) {
   return cudaErrorInvalidValue;
 }
 
+template <typename Bits>
+dtype_order<Bits> host_order(char kind, std::uint64_t inf_bits, bool descending) {
+  return make_dtype_order<Bits>(kind, static_cast<Bits>(inf_bits), descending);
+}
+
+// f(order) with the dtype_order of key_bytes (1, 2, 4, else 8).
+template <typename F>
+auto with_host_order(int key_bytes, char kind, std::uint64_t inf_bits, bool descending, F f) {
+  switch (key_bytes) {
+    case 1: return f(host_order<std::uint8_t>(kind, inf_bits, descending));
+    case 2: return f(host_order<std::uint16_t>(kind, inf_bits, descending));
+    case 4: return f(host_order<std::uint32_t>(kind, inf_bits, descending));
+    default: return f(host_order<std::uint64_t>(kind, inf_bits, descending));
+  }
+}
+
 }  // namespace
+
+cudaError_t run_job(const sort_job& job, std::size_t& temp_bytes) {
+  if (job.n < 0) return cudaErrorInvalidValue;
+  switch (job.key_bytes) {
+    case 1: return job_for<std::uint8_t, std::uint32_t>(job, temp_bytes);
+    case 2: return job_for<std::uint16_t, std::uint32_t>(job, temp_bytes);
+    case 4: return job_for<std::uint32_t, std::uint32_t>(job, temp_bytes);
+    case 8: return job_for<std::uint64_t, std::uint64_t>(job, temp_bytes);
+  }
+  return cudaErrorInvalidValue;
+}
 
 cudaError_t run_sort(int key_bytes, const sort_call& call, std::size_t& temp_bytes) {
   switch (key_bytes) {
@@ -69,29 +172,21 @@ cudaError_t run_sort(int key_bytes, const sort_call& call, std::size_t& temp_byt
   return cudaErrorInvalidValue;
 }
 
-cudaError_t write_ranks(int key_bytes, char kind, std::uint64_t inf_bits, bool descending, const void* keys,
-                        void* ranks, std::int64_t n, cudaStream_t stream) {
-  if (n <= 0) return cudaSuccess;
-  switch (key_bytes) {
-    case 4: return ranks_of<std::uint32_t>(kind, inf_bits, descending, keys, ranks, n, stream);
-    case 8: return ranks_of<std::uint64_t>(kind, inf_bits, descending, keys, ranks, n, stream);
-  }
-  return cudaErrorInvalidValue;
-}
-
-cudaError_t fill_row_index(std::uint64_t* values, std::int64_t n, std::int64_t row_length, cudaStream_t stream) {
-  if (n <= 0) return cudaSuccess;
-  row_index_kernel<<<elementwise_blocks(n), elementwise_threads, 0, stream>>>(values, n, row_length);
-  return cudaGetLastError();
-}
-
 std::uint64_t order_rank(int key_bytes, char kind, std::uint64_t inf_bits, bool descending, std::uint64_t bits) {
-  switch (key_bytes) {
-    case 1: return rank_of<std::uint8_t>(kind, inf_bits, descending, bits);
-    case 2: return rank_of<std::uint16_t>(kind, inf_bits, descending, bits);
-    case 4: return rank_of<std::uint32_t>(kind, inf_bits, descending, bits);
-    default: return rank_of<std::uint64_t>(kind, inf_bits, descending, bits);
-  }
+  return with_host_order(key_bytes, kind, inf_bits, descending, [bits](auto order) {
+    return std::uint64_t(order.rank(static_cast<decltype(order.flip)>(bits)));
+  });
+}
+
+std::uint64_t order_unrank(int key_bytes, char kind, std::uint64_t inf_bits, bool descending, std::uint64_t rank) {
+  return with_host_order(key_bytes, kind, inf_bits, descending, [rank](auto order) {
+    return std::uint64_t(order.unrank(static_cast<decltype(order.flip)>(rank)));
+  });
+}
+
+bool order_shared(int key_bytes, char kind, std::uint64_t inf_bits, bool descending, std::uint64_t rank) {
+  return with_host_order(key_bytes, kind, inf_bits, descending,
+                         [rank](auto order) { return order.shared(static_cast<decltype(order.flip)>(rank)); });
 }
 
 }  // namespace tilesort_py

@@ -1,24 +1,28 @@
 // dtype_order.cuh — the one comparator per key width that the Python
 // extension instantiates the sorts with.
 //
-// Keys reach the sorts as the unsigned integer of their width (4 or 8 bytes:
-// the Python layer widens narrower dtypes) holding the original bits, so
-// every algorithm is compiled twice instead of once per dtype. The order is
-// chosen at run time by two members: rank(x) maps the bits to an unsigned
-// integer whose natural order is the dtype's order, and the comparator
-// compares ranks. Floating keys usually reach the sorts already ranked
-// (write_ranks in dispatch.cu, then an unsigned ascending order), which is
-// cheaper per comparison than ranking them inside it.
+// Keys reach the sorts as the unsigned integer of their width (4 or 8 bytes)
+// holding the original bits or their rank, so every algorithm is compiled
+// twice instead of once per dtype. The order is chosen at run time by two
+// members: rank(x) maps the bits to an unsigned integer whose natural order
+// is the dtype's order, and the comparator compares ranks. Keys of 1 or 2
+// bytes and (by default) floating keys reach the sorts already ranked, as
+// ranks of 4 or 8 bytes (run_job in dispatch.cu: one pass before the sort,
+// then an unsigned ascending order, cheaper per comparison than ranking
+// inside it); integers of 4 and 8 bytes sort as their bits, by this order.
 //   * integers: rank = bits ^ flip (flip = the sign bit for signed dtypes);
 //   * floating (inf_bits != 0, the bits of +inf of that format): NaN (any
 //     payload, any sign) ranks above every number, -0.0 ranks as +0.0,
 //     negative numbers rank by their complemented bits, others with the sign
 //     bit set: the usual order-preserving float-to-unsigned map;
-//   * descending: every rank is complemented (flip of integers, desc_mask of
+//   * descending: every rank is complemented (flip of integers, the rank of
 //     floats), which reverses the order exactly: NaN comes first, as in
 //     torch.sort(descending=True).
 // Equal ranks are equivalent keys, so a stable sort keeps their input order:
-// the result equals torch.sort(stable=True) for every dtype.
+// the result equals torch.sort(stable=True) for every dtype. The rank is a
+// bijection except on the two ranks that shared() names (zero and NaN), so
+// sorted ranks turn back into the original keys by unrank(), and only keys
+// of a shared rank need their bits from the input (by the index payload).
 //
 //   tilesort_py::dtype_order<std::uint16_t> half_order{0, 0x7C00};  // float16 ascending
 //   tilesort::merge_sort_keys(d_temp, bytes, bits_in, bits_out, n, half_order, stream);
@@ -52,6 +56,21 @@ struct dtype_order {
     return Bits(r ^ flip);
   }
   __host__ __device__ bool operator()(Bits a, Bits b) const { return rank(a) < rank(b); }
+
+  // Whether several bit patterns share rank r: floating zero (-0.0, +0.0)
+  // and NaN (every payload and sign). Every other rank has one key.
+  __host__ __device__ bool shared(Bits r) const {
+    if (inf_bits == 0) return false;
+    const Bits unflipped = Bits(r ^ flip);
+    return unflipped == top || unflipped == ones;
+  }
+  // The key whose rank is r, for ranks that are not shared (rank's inverse:
+  // integers un-flip; floats undo the sign-bit set or the complement).
+  __host__ __device__ Bits unrank(Bits r) const {
+    const Bits unflipped = Bits(r ^ flip);
+    if (inf_bits == 0) return unflipped;
+    return (unflipped & top) ? Bits(unflipped & Bits(~top)) : Bits(~unflipped);
+  }
 };
 
 // The members for one dtype: kind 'u' unsigned (and bool), 'i' signed,

@@ -9,8 +9,8 @@
 #pragma once
 
 #include <tilesort/device/locality_sort.cuh>
-#include <tilesort/device/merge_sort.cuh>
 #include <tilesort/device/segmented_sort.cuh>
+#include <tilesort/device/sort.cuh>
 
 #include "dtype_order.cuh"
 #include "sort_call.h"
@@ -25,9 +25,8 @@ cudaError_t sort_with(const sort_call& c, std::size_t& temp_bytes) {
   const auto* values_in = static_cast<const std::uint64_t*>(c.values_in);
   auto* values_out = static_cast<std::uint64_t*>(c.values_out);
   // The library reads a null temp pointer (c.temp) as a size query.
-  if constexpr (Algo == algorithm::merge) {
-    return tilesort::merge_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n, order,
-                                      c.stream);
+  if constexpr (Algo == algorithm::front) {
+    return tilesort::sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n, order, c.stream);
   } else if constexpr (Algo == algorithm::rows) {
     return tilesort::segmented_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n,
                                           tilesort::segments::uniform(c.row_length), order, c.stream);

@@ -67,34 +67,35 @@ def rank(bits, kind, inf_bits, descending):
 
 
 class HostExtension:
-    """tilesort._ext's interface, sorting on the host."""
+    """tilesort._ext's interface, sorting on the host, with the job's rules (src/sort_call.h) checked."""
 
-    MERGE, LOCALITY, ROWS, OFFSETS = 0, 1, 2, 3
+    FRONT, LOCALITY, ROWS, OFFSETS = 0, 1, 2, 3
 
     def __init__(self, backend):
         self.be = backend
-        self.calls = []
+        self.calls = []  # (algo, key_bytes) of every job run
+        self.queries = 0  # size queries
 
     def flat(self, address, dtype):
         return self.be.arrays[address].reshape(-1).view(dtype)
 
-    def write_ranks(self, key_bytes, kind, inf_bits, descending, keys, ranks, n, stream):
-        assert key_bytes in (4, 8)
-        bits = self.flat(keys, f"u{key_bytes}")[:n]
-        self.flat(ranks, f"u{key_bytes}")[:n] = rank(bits, chr(kind), inf_bits, descending).astype(bits.dtype)
-
-    def fill_row_index(self, values, n, row_length, stream):
-        self.flat(values, np.uint64)[:n] = np.arange(n, dtype=np.uint64) % np.uint64(row_length)
-
-    def sort(self, algo, key_bytes, kind, inf_bits, descending, keys_in, keys_out, values_in, values_out, n,
-             row_length, offsets, segments, temp, temp_bytes, stream):
-        if key_bytes not in (4, 8) or values_in == 0 or values_out == 0:
-            raise ValueError("the extension sorts keys of 4 or 8 bytes with 8-byte payloads only")
+    def sort(self, algo, key_bytes, kind, inf_bits, descending, rank_floats, keys_in, keys_out, values_in,
+             values_out, index_payload, n, row_length, offsets, segments, temp, temp_bytes, stream):
+        if key_bytes not in (1, 2, 4, 8) or values_out == 0 or (not index_payload and values_in == 0):
+            raise ValueError("the extension sorts keys of 1-8 bytes with 8-byte payloads or the index payload")
         if temp == 0:
-            return 64
+            self.queries += 1
+            return 0 if algo == self.FRONT else 64  # a one-array sort of one tile needs no temp storage
+        ranked = key_bytes < 4 or (chr(kind) == "f" and rank_floats)
+        if ranked and chr(kind) == "f" and keys_out != 0 and (not index_payload or keys_out == keys_in):
+            raise RuntimeError("floating keys sorted as ranks need the index payload and keys_out != keys_in")
         self.calls.append((algo, key_bytes))
         keys = self.flat(keys_in, f"u{key_bytes}")[:n].copy()
-        values = self.flat(values_in, np.uint64)[:n].copy()
+        if index_payload:
+            period = row_length if algo == self.ROWS else n
+            values = np.arange(n, dtype=np.uint64) % np.uint64(period)
+        else:
+            values = self.flat(values_in, np.uint64)[:n].copy()
         if algo == self.ROWS:
             bounds = [(b, min(b + row_length, n)) for b in range(0, n, row_length)]
         elif algo == self.OFFSETS:
@@ -107,7 +108,8 @@ class HostExtension:
             order = np.argsort(rank(keys[begin:end], chr(kind), inf_bits, descending), kind="stable")
             out_keys[begin:end] = keys[begin:end][order]
             out_values[begin:end] = values[begin:end][order]
-        self.flat(keys_out, f"u{key_bytes}")[:n] = out_keys
+        if keys_out != 0:
+            self.flat(keys_out, f"u{key_bytes}")[:n] = out_keys
         self.flat(values_out, np.uint64)[:n] = out_values
         return 0
 
@@ -117,6 +119,7 @@ def host(monkeypatch):
     be = HostBackend()
     ext = HostExtension(be)
     monkeypatch.setattr(_core, "_ext", ext)
+    monkeypatch.setattr(_core, "_temp_bytes", {})  # sizes remembered from the real extension don't apply
     monkeypatch.setattr(_api, "backend_of", lambda x, function, argument: be)
     return ext
 
@@ -177,7 +180,7 @@ def test_segments(host):
         expect_index[begin:end] = order + begin
     k, v = tilesort.segmented_sort(keys, offsets=offsets)
     assert v is None and np.array_equal(k, expect_keys)
-    assert host.calls[-1] == (host.OFFSETS, 4)  # uint8 keys widened
+    assert host.calls[-1] == (host.OFFSETS, 1)  # uint8 keys: the job widens them
     assert np.array_equal(tilesort.segmented_argsort(keys, offsets=offsets.astype(np.int32)), expect_index)
     payload = rng.standard_normal(100).astype(np.float32)
     k, v = tilesort.segmented_sort(keys, offsets=offsets, values=payload)
@@ -196,6 +199,39 @@ def test_locality(host):
     assert host.calls[-1] == (host.LOCALITY, 4)
     k, v = tilesort.locality_sort(keys, values=np.arange(50, dtype=np.int16))
     assert np.array_equal(v, np.arange(50)[::-1])
+
+
+def test_one_job_per_call_and_one_size_query_per_shape(host, monkeypatch):
+    """Host work per call: one extension call (plus one size query per new shape), and allocations only
+    for the results and temp storage (none for temp when the job needs none)."""
+    allocations = []
+    empty = host.be.empty
+    monkeypatch.setattr(host.be, "empty", lambda shape, dtype, like: allocations.append(dtype) or
+                        empty(shape, dtype, like))
+    x = np.random.default_rng(6).standard_normal((4, 33)).astype(np.float32)
+    for _ in range(3):
+        tilesort.sort(x)
+    assert allocations == ["float32", "int64", "uint8"] * 3
+    y = x.reshape(-1)
+    tilesort.sort(y)
+    tilesort.argsort(y)  # keys not wanted: another temp shape
+    assert allocations[9:] == ["float32", "int64", "int64"]  # the stand-in's one-array sort needs no temp
+    assert host.calls == [(host.ROWS, 4)] * 3 + [(host.FRONT, 4)] * 2
+    assert host.queries == 3
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_in_place_out(host, dtype):
+    """out= the input itself: floating keys are sorted into a fresh array first (their zeros and NaNs come
+    back from the input), other keys in place."""
+    x = np.array([[3.0, -0.0, np.nan, 0.0, -1.0, 2.0]]).astype(dtype) if dtype != np.int32 else \
+        np.array([[3, 0, 9, 0, -1, 2]], dtype=dtype)
+    order = np.argsort(float_order_key(x), axis=-1, kind="stable")
+    expect = np.take_along_axis(x, order, axis=-1)
+    indices = np.empty(x.shape, np.int64)
+    tilesort.sort(x, out=(x, indices))
+    bits = np.dtype(f"u{x.itemsize}")
+    assert np.array_equal(x.view(bits), expect.view(bits)) and np.array_equal(indices, order)
 
 
 def test_float_order_through_layer(host):
@@ -217,7 +253,7 @@ def float_order_key(x):
 @pytest.mark.parametrize("descending", [False, True])
 @pytest.mark.parametrize("float_ranks", [True, False])
 def test_widened_and_ranked_keys(host, monkeypatch, dtype, descending, float_ranks):
-    """Narrow keys widen, floating keys sort as ranks (or through the float order): the original bits come out."""
+    """Narrow keys sort as ranks, floating keys as ranks (or through the float order): the original bits come out."""
     monkeypatch.setattr(_core, "FLOAT_RANKS", float_ranks)
     rng = np.random.default_rng(5)
     x = rng.integers(-40, 40, (5, 60)).astype(dtype)
@@ -234,7 +270,7 @@ def test_widened_and_ranked_keys(host, monkeypatch, dtype, descending, float_ran
     values, indices = tilesort.sort(x, descending=descending)
     assert np.array_equal(indices, order)
     assert np.array_equal(values.view(bits), ref.view(bits))  # the original bits: NaN payloads, -0.0
-    assert all(width == max(x.itemsize, 4) for _, width in host.calls)
+    assert all(width == x.itemsize for _, width in host.calls)  # the job widens narrow keys
     flat_order = np.argsort(-key.reshape(-1) if descending else key.reshape(-1), kind="stable")
     k, _ = tilesort.locality_sort(x.reshape(-1), descending=descending)
     assert np.array_equal(k.view(bits), x.reshape(-1)[flat_order].view(bits))

@@ -131,6 +131,54 @@ def test_stability_and_signed_zero(cuda):
         assert same_bits(torch, values, ref_values)
 
 
+# Bit patterns whose ranks several keys share (zeros; NaNs of several payloads and both signs), per float
+# width: the job brings them back from the input by index, so their exact bits must survive every path.
+SHARED_BITS = {
+    2: [0x0000, 0x8000, 0x7E00, 0xFE00, 0x7C01, 0xFC01, 0x7FC1, 0xFF81, 0xFFFF],  # NaNs of float16 or bfloat16
+    4: [0x00000000, 0x80000000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0xFF800001, 0x7FC12345, 0xFFFFFFFF],
+    8: [0, 1 << 63, 0x7FF8000000000000, 0xFFF8000000000000, 0x7FF0000000000001, 0xFFF0000000000001,
+        0x7FF8123456789ABC, (1 << 64) - 1],
+}
+
+
+def with_shared_bits(torch, x, seed):
+    """x (CPU, floating) with a quarter of its keys replaced by SHARED_BITS patterns, through its signed view."""
+    width = x.element_size()
+    signed = as_signed(torch, x).clone()
+    patterns = torch.tensor([b - (1 << (8 * width)) if b >= 1 << (8 * width - 1) else b for b in SHARED_BITS[width]],
+                            dtype=signed.dtype)
+    flat = signed.view(-1)
+    g = torch.Generator().manual_seed(seed)
+    picks = torch.randint(0, flat.numel(), (max(flat.numel() // 4, 1),), generator=g)
+    flat[picks] = patterns[torch.randint(0, patterns.numel(), (picks.numel(),), generator=g)]
+    return signed.view(x.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("shape", [(3000,), (40, 300), (5, 5000)], ids=str)
+def test_zero_and_nan_bits_every_path(cuda, dtype, shape):
+    """-0.0/+0.0 tie and keep their bits and input order; NaN payloads and signs come out bit for bit: sort
+    (one array and rows), out= the input itself, sort_pairs, segmented_sort and locality_sort."""
+    torch = cuda
+    x = with_shared_bits(torch, make(torch, shape, dtype, seed=21, few=True), seed=22)
+    for descending in (False, True):
+        ref_values, ref_indices = reference_sort(torch, x, descending=descending)
+        values, indices = tilesort.sort(x.cuda(), descending=descending)
+        assert same_bits(torch, values, ref_values) and torch.equal(indices.cpu(), ref_indices)
+        y = x.cuda()
+        tilesort.sort(y, out=(y, torch.empty(y.shape, dtype=torch.int64, device="cuda")), descending=descending)
+        assert same_bits(torch, y, ref_values)
+        payload = torch.arange(x.numel()).reshape(shape)
+        k, v = tilesort.sort_pairs(x.cuda(), payload.cuda(), descending=descending)
+        assert same_bits(torch, k, ref_values) and torch.equal(v.cpu(), torch.gather(payload, -1, ref_indices))
+        flat = x.reshape(-1)
+        offsets = torch.tensor([0, 3, 3, 1000, flat.numel() - 7])
+        k, _ = tilesort.segmented_sort(flat.cuda(), offsets=offsets.cuda(), descending=descending)
+        assert same_bits(torch, k, segment_reference(torch, flat, offsets, descending)[0])
+        k, _ = tilesort.locality_sort(flat.cuda(), descending=descending)
+        assert same_bits(torch, k, reference_sort(torch, flat, descending=descending)[0])
+
+
 @pytest.mark.parametrize("values_dtype", ["int64", "float64", "int32", "float32", "int16", "uint8", "bool"])
 @pytest.mark.parametrize("shape", [(1000,), (50, 77), (4, 20000)], ids=str)
 def test_sort_pairs(cuda, values_dtype, shape):

@@ -65,12 +65,16 @@ class TorchBackend:
         # dtype of the same width (same bits).
         self.signed = {getattr(torch, f"uint{b}"): getattr(torch, f"int{b}") for b in (16, 32, 64)
                        if hasattr(torch, f"uint{b}")}
+        self.dtypes = {name: dt for dt, name in self.names.items()}
+        # The current stream's cudaStream_t without building a torch.cuda.Stream (the call inductor's
+        # generated code makes); the public path where this torch lacks it.
+        self.raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
     def dtype_name(self, x):
         return self.names[x.dtype]
 
     def dtype(self, name):
-        return getattr(self.torch, name)
+        return self.dtypes[name]
 
     def itemsize(self, x):
         return x.element_size()
@@ -89,6 +93,8 @@ class TorchBackend:
         return a.device == b.device
 
     def stream(self, x):
+        if self.raw_stream is not None:
+            return self.raw_stream(x.get_device())
         return self.torch.cuda.current_stream(x.device).cuda_stream
 
     def capturing(self):

@@ -1,24 +1,24 @@
 """The sorts on native arrays (torch tensors or cupy arrays): validation, layout, launch.
 
 Contract: every check runs before anything is allocated or launched, so a
-rejected call writes nothing. The extension sorts keys of 4 or 8 bytes as
-their original bits, ordered by dtype (src/dtype_order.cuh), with 8-byte
-payloads only (that keeps its build short). Keys of 1 or 2 bytes are widened
-to int32 / float32 (same order, ties included) and the sorted keys are then a
-gather of the original ones by the index payload, so their bits come out
-exactly. Floating keys are ranked first (FLOAT_RANKS): the extension writes
-each key's rank in the dtype order (an unsigned integer, complemented for
-descending) and sorts those ascending, which is cheaper than ranking inside
-every comparison; the keys come back by the index payload too. Payloads of 8
-bytes travel with the keys; an index payload (argsort)
-starts as the position in the row (rows) or in the array (segments) and is
-sorted in place; keys alone and payloads of 1, 2 or 4 bytes take the index
-payload and a gather.
+rejected call writes nothing. One sort is one extension call (a sort job,
+src/sort_call.h) on the caller's stream, with outputs and temp storage from
+the caller's allocator; the temp size is asked once per shape and remembered.
+In the job, keys of 1 or 2 bytes and floating keys (FLOAT_RANKS) sort as
+their ranks in the dtype order (unsigned integers of 4 or 8 bytes, src/
+dtype_order.cuh) and come back as their original bits by the rank's
+inverse, or, for floating zero and NaN (ranks that several bit patterns
+share), by the index payload from the input; integers of 4 and 8 bytes sort
+as their bits. The extension carries 8-byte payloads only: an index payload
+(argsort) is written by the job as the position in the row (rows) or in the
+array (segments, one array) and sorted along; keys alone, floating keys
+sorted as ranks and payloads of 1, 2 or 4 bytes take the index payload and
+the payload is a gather.
 
 Layouts: rows are the last dimension (another ``dim`` is moved last, made
 contiguous, sorted and moved back); a single row (1-D input) takes the
-one-array sort (``ONE_ARRAY``); ragged segments are CSR int64 offsets over a
-1-D array; results are always contiguous.
+one-array sort (``ONE_ARRAY``: the library's front door); ragged segments
+are CSR int64 offsets over a 1-D array; results are always contiguous.
 
     be = backend_of(x, "sort", "x")
     values, indices = sort_rows(be, "sort", x, dim=-1, descending=False, payload=INDEX)
@@ -32,15 +32,21 @@ from ._arrays import KEY_TYPES
 INDEX = "index"  # payload marker: sort positions along with the keys (argsort)
 LOCALITY = _ext.LOCALITY
 
-# The one-array sort (1-D input, or a single row). When the library's front
-# door (tilesort::sort_keys/pairs) lands in the extension, this is the line to change.
-ONE_ARRAY = _ext.MERGE
+# The one-array sort (1-D input, or a single row): the library's front door
+# (tilesort::sort_pairs), which picks the fastest of its algorithms for n.
+ONE_ARRAY = _ext.FRONT
 
 PAYLOAD_BYTES = (1, 2, 4, 8)
 
-# Floating keys sort as their ranks (one elementwise pass, then a gather of the
-# keys) instead of through the run-time float order (False).
+# Floating keys of 4 and 8 bytes sort as their ranks (written and inverted by
+# the job around the sort) instead of through the run-time float order (False).
 FLOAT_RANKS = True
+
+# Temp bytes per job shape (see launch). The library's size queries are arithmetic on n and the sizes
+# (no device state is read), so one answer per shape holds on every device and stream. Cleared when it
+# grows past _TEMP_SHAPES entries.
+_temp_bytes = {}
+_TEMP_SHAPES = 4096
 
 
 def fail(error, function, message):
@@ -105,46 +111,53 @@ def check_out(be, x, out, expected, function):
     return list(outs)
 
 
-def sort_key_type(be, keys, kt, descending):
-    """The keys the extension sorts (contiguous), their key type and direction.
+def _by_index(kt, payload, be):
+    """Whether the job carries the index payload (then any payload other than INDEX is a gather after it).
 
-    1- and 2-byte keys widen (same order, same ties); floating keys become
-    their ranks, sorted ascending (FLOAT_RANKS).
+    Floating keys sorted as ranks need it: their zeros and NaNs come back from the input by index.
     """
-    if kt.bytes < 4:
-        name = "float32" if kt.kind == "f" else "int32"
-        keys, kt = be.astype(keys, name), KEY_TYPES[name]
-    if kt.kind == "f" and FLOAT_RANKS:
-        name = f"uint{8 * kt.bytes}"
-        ranks = be.empty(tuple(keys.shape), name, keys)
-        n = be.numel(keys)
-        if n > 0:
-            _ext.write_ranks(kt.bytes, ord(kt.kind), kt.inf_bits, bool(descending), be.ptr(keys), be.ptr(ranks), n,
-                             be.stream(keys))
-        keys, kt, descending = ranks, KEY_TYPES[name], False
-    return keys, kt, descending
+    if payload is None or payload is INDEX or be.itemsize(payload) != 8:
+        return True
+    return kt.kind == "f" and (kt.bytes < 4 or FLOAT_RANKS)
 
 
-def _by_index(kt, sort_kt, be, payload):
-    """Whether the sort carries the index payload (then the keys and any other payload are gathers)."""
-    return sort_kt is not kt or payload is None or payload is INDEX or be.itemsize(payload) != 8
-
-
-def launch(be, like, algo, kt, descending, keys_in, keys_out, values_in=None, values_out=None, n=0, row_length=0,
+def launch(be, like, algo, kt, descending, keys_in, keys_out, values_in, values_out, index, n, row_length=0,
            offsets=None, segments=0):
-    """Size query, temp storage from the caller's allocator, then the sort, all on the caller's stream."""
+    """One sort job on the caller's stream, temp storage from the caller's allocator.
+
+    keys_out None: keys not wanted (argsort). index: values_out receives the index payload.
+    """
     stream = be.stream(like)
-    args = (algo, kt.bytes, ord(kt.kind), kt.inf_bits, bool(descending), be.ptr(keys_in), be.ptr(keys_out),
-            0 if values_in is None else be.ptr(values_in), 0 if values_out is None else be.ptr(values_out), n,
-            row_length, 0 if offsets is None else be.ptr(offsets), segments)
-    need = _ext.sort(*args, 0, 0, stream)
-    temp = be.empty((max(need, 1),), "uint8", like)
+    values_address = be.ptr(values_out)
+    args = (algo, kt.bytes, ord(kt.kind), kt.inf_bits, bool(descending), FLOAT_RANKS, be.ptr(keys_in),
+            0 if keys_out is None else be.ptr(keys_out), 0 if values_in is None else be.ptr(values_in),
+            values_address, index, n, row_length, 0 if offsets is None else be.ptr(offsets), segments)
+    shape = (algo, kt.bytes, kt.kind, FLOAT_RANKS, keys_out is None, n, row_length, segments)
+    need = _temp_bytes.get(shape)
+    if need is None:
+        need = _ext.sort(*args, 0, 0, stream)
+        if len(_temp_bytes) >= _TEMP_SHAPES:
+            _temp_bytes.clear()
+        _temp_bytes[shape] = need
+    if need == 0:  # nothing to allocate: any non-null address runs the job (it reads no temp)
+        _ext.sort(*args, values_address, 0, stream)
+        return
+    temp = be.empty((need,), "uint8", like)
     _ext.sort(*args, be.ptr(temp), need, stream)
 
 
 def _direct(be, out):
     """out usable as the sort's destination (contiguous), else None (the result is copied into it)."""
     return out if out is not None and be.is_contiguous(out) else None
+
+
+def _direct_keys(be, kt, out, keys):
+    """out_keys usable as the job's keys_out: contiguous, and not the input of floating keys (their zeros
+    and NaNs come back from the input after the sort)."""
+    out = _direct(be, out)
+    if out is not None and kt.kind == "f" and be.ptr(out) == be.ptr(keys):
+        return None
+    return out
 
 
 def _finish(be, result, out):
@@ -170,7 +183,6 @@ def sort_rows(be, function, x, dim, descending, payload, algo=None, out_keys=Non
             payload = payload.reshape(1)
     last = x.ndim - 1
     moved = dim != last
-    shape = tuple(x.shape)
     n = be.numel(x)
 
     def to_rows(a):
@@ -189,30 +201,28 @@ def sort_rows(be, function, x, dim, descending, payload, algo=None, out_keys=Non
     if algo is None:
         algo = ONE_ARRAY if n == length else _ext.ROWS
     direct_ok = not moved and not scalar
-    sort_keys, sort_kt, sort_descending = sort_key_type(be, keys, kt, descending)
-    keys_out = _direct(be, out_keys) if direct_ok and sort_kt is kt else None
-    if keys_out is None:
-        keys_out = be.empty(row_shape, be.dtype_name(sort_keys), keys)
-    by_index = _by_index(kt, sort_kt, be, payload)
+    keys_out = None
+    if keep_keys:
+        keys_out = _direct_keys(be, kt, out_keys, keys) if direct_ok else None
+        if keys_out is None:
+            keys_out = be.empty(row_shape, be.dtype_name(keys), keys)
+    by_index = _by_index(kt, payload, be)
     if by_index:
         values_out = _direct(be, out_payload) if direct_ok and payload is INDEX else None
         if values_out is None:
             values_out = be.empty(row_shape, "int64", keys)
-        values_in = values_out
-        if n > 0:
-            _ext.fill_row_index(be.ptr(values_out), n, length, be.stream(keys))
+        values_in = None
     else:
         values_in = to_rows(payload)
         values_out = _direct(be, out_payload) if direct_ok else None
         if values_out is None:
             values_out = be.empty(row_shape, be.dtype_name(payload), keys)
     if n > 0:
-        launch(be, keys, algo, sort_kt, sort_descending, sort_keys, keys_out, values_in, values_out, n=n,
+        launch(be, keys, algo, kt, descending, keys, keys_out, values_in, values_out, by_index, n,
                row_length=length)
     result_keys = result_payload = None
     if keep_keys:
-        sorted_keys = keys_out if sort_kt is kt else be.take_last(keys, values_out)
-        result_keys = _finish(be, from_rows(sorted_keys), out_keys)
+        result_keys = _finish(be, from_rows(keys_out), out_keys)
     if payload is not None:
         if by_index and payload is not INDEX:
             values_out = be.take_last(to_rows(payload), values_out)
@@ -278,30 +288,28 @@ def sort_segments(be, function, keys, offsets, descending, payload, out_keys=Non
     n = be.numel(keys)
     segments = be.numel(offsets) - 1
     keys_in = be.contiguous(keys)
-    sort_keys, sort_kt, sort_descending = sort_key_type(be, keys_in, kt, descending)
-    keys_out = _direct(be, out_keys) if sort_kt is kt else None
-    if keys_out is None:
-        keys_out = be.empty((n,), be.dtype_name(sort_keys), keys)
-    by_index = _by_index(kt, sort_kt, be, payload)
-    if by_index:  # the index payload sorts in place: positions outside every segment keep their own index
+    keys_out = None
+    if keep_keys:
+        keys_out = _direct_keys(be, kt, out_keys, keys_in)
+        if keys_out is None:
+            keys_out = be.empty((n,), be.dtype_name(keys), keys)
+    by_index = _by_index(kt, payload, be)
+    if by_index:  # positions outside every segment keep their own index
         values_out = _direct(be, out_payload) if payload is INDEX else None
         if values_out is None:
             values_out = be.empty((n,), "int64", keys)
-        values_in = values_out
-        if n > 0:
-            _ext.fill_row_index(be.ptr(values_out), n, n, be.stream(keys))
+        values_in = None
     else:
         values_in = be.contiguous(payload)
         values_out = _direct(be, out_payload)
         if values_out is None:
             values_out = be.empty((n,), be.dtype_name(payload), keys)
     if n > 0:
-        launch(be, keys, _ext.OFFSETS, sort_kt, sort_descending, sort_keys, keys_out, values_in, values_out, n=n,
+        launch(be, keys, _ext.OFFSETS, kt, descending, keys_in, keys_out, values_in, values_out, by_index, n,
                offsets=offsets, segments=segments)
     result_keys = result_payload = None
     if keep_keys:
-        sorted_keys = keys_out if sort_kt is kt else be.take_flat(keys_in, values_out)
-        result_keys = _finish(be, sorted_keys, out_keys)
+        result_keys = _finish(be, keys_out, out_keys)
     if payload is not None:
         if by_index and payload is not INDEX:
             values_out = be.take_flat(payload, values_out)
