@@ -5,8 +5,10 @@
 // way. One read and one write per key. They serve uniform rows (one launch,
 // the first shape that holds a row) and the general path's bins (one launch
 // per shape over a list of packed segments whose length is read on the
-// device). Stability: block_sort is stable; the warp sort breaks ties by the
-// key's position in its row (16-bit ranks), skipped for keys alone when
+// device). Values come from a pointer or are made at load (each key's
+// position in its row) and go to a pointer or are widened at store.
+// Stability: block_sort is stable; the warp sort breaks ties by the key's
+// position in its row (16-bit ranks), skipped for keys alone when
 // equivalent keys are bitwise equal (integers under less/greater).
 #pragma once
 
@@ -217,8 +219,7 @@ struct listed_rows {
 template <int Lanes, int Items, int BlockThreads, typename Rows, typename Key, typename Source, typename Sink,
           typename Compare>
 __global__ __launch_bounds__(BlockThreads) void sort_rows_by_warps(Rows rows, const Key* keys_in, Key* keys_out,
-                                                                   Source values_in, Sink values_out,
-                                                                   Compare comp) {
+                                                                   Source values_in, Sink values_out, Compare comp) {
   using Value = row_value_t<Source>;
   static_assert(Lanes * Items <= 65536, "ranks are 16-bit");
   constexpr int rows_per_block = BlockThreads / Lanes;
@@ -356,8 +357,8 @@ constexpr int rows_per_block(int shape) {
 // Uniform rows: the first shape that holds a row sorts them all, one row per
 // logical warp or block, one launch.
 template <typename Policy, int Shape, typename Key, typename Source, typename Sink, typename Compare>
-cudaError_t launch_uniform_rows(const Key* keys_in, Key* keys_out, Source values_in, Sink values_out,
-                                std::int64_t n, std::int64_t length, Compare comp, cudaStream_t stream) {
+cudaError_t launch_uniform_rows(const Key* keys_in, Key* keys_out, Source values_in, Sink values_out, std::int64_t n,
+                                std::int64_t length, Compare comp, cudaStream_t stream) {
   if constexpr (Shape < Policy::warp_shape_count + Policy::block_shape_count) {
     constexpr auto shape = Shape < Policy::warp_shape_count ? Policy::warp_shape(Shape)
                                                             : Policy::block_shape(Shape - Policy::warp_shape_count);

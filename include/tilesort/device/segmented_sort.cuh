@@ -13,7 +13,9 @@
 //     less/greater);
 //   * rows of up to 16384 keys (8192 for 8-byte keys, or pairs wider than 8
 //     bytes): one block per row (block_sort, stable by construction).
-// Each row is read once and written once.
+// Each row is read once and written once. detail::row_positions_sort runs
+// the same sorters with each key's position in its row made at load as its
+// value and written as int64 (torch.sort's indices, for the Python package).
 //
 // Every other description (and longer rows) takes the general path, binning
 // segments by length on the device, with no host synchronisation:
