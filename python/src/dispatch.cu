@@ -1,5 +1,6 @@
 // dispatch.cu — run_job, one Python call's device work in stream order:
-// a prologue kernel (ranks of keys that sort as ranks, the index payload),
+// a prologue kernel (ranks of keys that sort as ranks, the index payload
+// where the sort does not make it),
 // the library sort (run_sort picks the instantiation for the key width and
 // algorithm), and an epilogue kernel that turns sorted ranks back into the
 // original key bits. Also order_rank / order_unrank / order_shared, the
@@ -97,6 +98,17 @@ cudaError_t job_for(const sort_job& job, std::size_t& temp_bytes) {
   call.temp = temp == nullptr ? nullptr : temp + scratch_bytes;
   call.stream = job.stream;
 
+  // Rows with an index payload: the row sorter makes the positions where the
+  // rows fit one (a size query tells, touching nothing), else they are written first.
+  if (job.algo == algorithm::rows && job.index_payload) {
+    sort_call probe = call;
+    probe.algo = algorithm::row_positions;
+    probe.temp = nullptr;
+    std::size_t probe_bytes = 0;
+    if (run_sort(sizeof(Rank), probe, probe_bytes) != cudaErrorNotSupported) call.algo = algorithm::row_positions;
+  }
+  const bool fill_index = job.index_payload && call.algo != algorithm::row_positions;
+
   std::size_t sort_bytes = 0;
   if (temp == nullptr) {  // size query
     const cudaError_t error = run_sort(sizeof(Rank), call, sort_bytes);
@@ -112,9 +124,9 @@ cudaError_t job_for(const sort_job& job, std::size_t& temp_bytes) {
 
   auto* index = job.index_payload ? static_cast<std::uint64_t*>(job.values_out) : nullptr;
   const auto* keys_in = static_cast<const Bits*>(job.keys_in);
-  if (ranked || index != nullptr) {
+  if (ranked || fill_index) {
     prologue_kernel<Bits, Rank><<<elementwise_blocks(job.n), elementwise_threads, 0, job.stream>>>(
-        keys_in, ranks, index, job.n, period, order);
+        keys_in, ranks, fill_index ? index : nullptr, job.n, period, order);
     if (const cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
   }
   if (const cudaError_t error = run_sort(sizeof(Rank), call, sort_bytes); error != cudaSuccess) return error;
@@ -131,6 +143,7 @@ cudaError_t sort_for(const sort_call& call, std::size_t& temp_bytes) {
     case algorithm::rows: return sort_with<Bits, algorithm::rows>(call, temp_bytes);
     case algorithm::locality: return sort_with<Bits, algorithm::locality>(call, temp_bytes);
     case algorithm::offsets: return sort_with<Bits, algorithm::offsets>(call, temp_bytes);
+    case algorithm::row_positions: return sort_with<Bits, algorithm::row_positions>(call, temp_bytes);
   }
   return cudaErrorInvalidValue;
 }

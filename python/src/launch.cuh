@@ -1,5 +1,6 @@
 // launch.cuh — sort_with<Bits, Algo>: one sort_call turned into the library
-// call it names (one algorithm, one key width, 8-byte payloads), with
+// call it names (one algorithm, one key width, 8-byte payloads or int64 row
+// positions), with
 // dtype_order<Bits> as the comparator. Each generated
 // translation unit (CMakeLists.txt) includes this file and instantiates one
 // combination, so the build spreads over as many cores as there are.
@@ -30,6 +31,10 @@ cudaError_t sort_with(const sort_call& c, std::size_t& temp_bytes) {
   } else if constexpr (Algo == algorithm::rows) {
     return tilesort::segmented_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n,
                                           tilesort::segments::uniform(c.row_length), order, c.stream);
+  } else if constexpr (Algo == algorithm::row_positions) {
+    return tilesort::detail::row_positions_sort(c.temp, temp_bytes, keys_in, keys_out,
+                                                static_cast<std::int64_t*>(c.values_out), c.n, c.row_length, order,
+                                                c.stream);
   } else if constexpr (Algo == algorithm::locality) {
     return tilesort::locality_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n, order,
                                          c.stream);

@@ -29,9 +29,16 @@ enum class algorithm : int {
   locality = 1,  // one nearly sorted array: locality_sort_*
   rows = 2,      // uniform rows of row_length keys: segmented_sort_*(segments::uniform)
   offsets = 3,   // CSR offsets (segments + 1 int64 entries): segmented_sort_*(segments::offsets)
+  // Uniform rows whose payload is each key's position in its row (a sort_call
+  // only: run_job picks it for a rows job with index_payload):
+  // tilesort::detail::row_positions_sort, the positions made by the row
+  // sorter and written as int64, no index array filled or read.
+  // cudaErrorNotSupported for rows longer than its largest sorter.
+  row_positions = 4,
 };
 
-// One library call: keys of 4 or 8 bytes (the original bits or ranks), 8-byte payloads.
+// One library call: keys of 4 or 8 bytes (the original bits or ranks), 8-byte payloads
+// (row_positions: values_in unused, values_out receives the int64 positions).
 struct sort_call {
   algorithm algo;
   const void* keys_in;
@@ -59,8 +66,10 @@ struct sort_call {
 //    to temp storage.
 //  * index_payload: values_out receives each key's position in its row
 //    (rows: i % row_length) or in the array (other algorithms), sorted with
-//    the keys; values_in is ignored. Otherwise values_in/out are 8-byte
-//    payloads.
+//    the keys; values_in is ignored. Rows that fit a row sorter make the
+//    positions inside the sort (algorithm::row_positions); other jobs write
+//    them first and sort them as 8-byte payloads. Otherwise values_in/out are
+//    8-byte payloads.
 struct sort_job {
   algorithm algo;
   int key_bytes;

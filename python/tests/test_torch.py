@@ -91,6 +91,35 @@ def test_sort_matches_torch(cuda, dtype, shape, descending):
     assert torch.equal(tilesort.argsort(x.cuda(), descending=descending).cpu(), ref_indices)
 
 
+# Row lengths at the edges of the row sorters that make the indices inside the sort (warp rows up to 512,
+# block rows up to 16384 keys of 4 bytes, 8192 of 8), and past them (the positions are then written first).
+ROW_LENGTHS = [2, 17, 64, 65, 512, 513, 1000, 4096, 8192, 8193, 16384, 16385, 40000]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float16", "int64", "float64", "uint8"])
+@pytest.mark.parametrize("length", ROW_LENGTHS)
+def test_rows_indices_every_sorter(cuda, dtype, length):
+    """sort/argsort along the last dim: values and int64 indices as torch.sort(stable=True), both orders, with
+    duplicates, -0.0/+0.0 and NaNs of several payloads (the indices bring their bits back)."""
+    torch = cuda
+    rows = max(3, 60000 // length)
+    x = make(torch, (rows, length), dtype, seed=length, few=True)
+    if x.dtype.is_floating_point:
+        x = with_shared_bits(torch, x, seed=length + 1)
+    for descending in (False, True):
+        ref_values, ref_indices = reference_sort(torch, x, descending=descending)
+        values, indices = tilesort.sort(x.cuda(), descending=descending)
+        assert indices.dtype == torch.int64
+        assert same_bits(torch, values, ref_values)
+        assert torch.equal(indices.cpu(), ref_indices)
+        order = tilesort.argsort(x.cuda(), descending=descending)
+        assert order.dtype == torch.int64 and torch.equal(order.cpu(), ref_indices)
+        out = (torch.empty(x.shape, dtype=x.dtype, device="cuda"), torch.empty(x.shape, dtype=torch.int64,
+                                                                                device="cuda"))
+        tilesort.sort(x.cuda(), descending=descending, out=out)
+        assert same_bits(torch, out[0], ref_values) and torch.equal(out[1].cpu(), ref_indices)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
 @pytest.mark.parametrize("shape", [(20000,), (64, 300)], ids=str)
 def test_float_order_in_comparator(cuda, monkeypatch, dtype, shape):

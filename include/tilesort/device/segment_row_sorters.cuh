@@ -5,8 +5,10 @@
 // way. One read and one write per key. They serve uniform rows (one launch,
 // the first shape that holds a row) and the general path's bins (one launch
 // per shape over a list of packed segments whose length is read on the
-// device). Stability: block_sort is stable; the warp sort breaks ties by the
-// key's position in its row (16-bit ranks), skipped for keys alone when
+// device). Values come from a pointer or are made at load (each key's
+// position in its row) and go to a pointer or are widened at store.
+// Stability: block_sort is stable; the warp sort breaks ties by the key's
+// position in its row (16-bit ranks), skipped for keys alone when
 // equivalent keys are bitwise equal (integers under less/greater).
 #pragma once
 
@@ -127,6 +129,60 @@ TILESORT_HD row_slice slice_of_row(std::int64_t row, std::int64_t length, std::i
 template <typename Value>
 inline constexpr bool has_values = !std::is_same_v<Value, no_value>;
 
+// Where a row sorter's values come from and where they go. A source is a
+// pointer (an array beside the keys) or row_positions: each key's position
+// in its row, generated at load (no array read; sorted with the keys it is
+// the key's index in its row, torch.sort's indices). A sink is a pointer of
+// the value type or a widening_sink, which stores each value converted to
+// Wide (positions as int64 indices), so the sort moves 4-byte positions.
+struct row_positions {};
+template <typename Wide>
+struct widening_sink {
+  Wide* out;
+};
+
+template <typename Source>
+struct row_source_value;
+template <typename T>
+struct row_source_value<const T*> {
+  using type = T;
+};
+template <>
+struct row_source_value<row_positions> {
+  using type = std::uint32_t;
+};
+template <typename Source>
+using row_value_t = typename row_source_value<Source>::type;
+
+template <int Items, typename T>
+TILESORT_DEVICE void load_row_values(const T* values, const row_slice& s, T (&items)[Items]) {
+  load_consecutive<Items>(values + s.row_begin + s.first, s.mine, items);
+}
+template <int Items>
+TILESORT_DEVICE void load_row_values(row_positions, const row_slice& s, std::uint32_t (&items)[Items]) {
+TILESORT_UNROLL
+  for (int i = 0; i < Items; ++i) items[i] = static_cast<std::uint32_t>(s.first + i);
+}
+// The value of the key at `position` in the row that begins at row_begin.
+template <typename T>
+TILESORT_DEVICE T row_value_at(const T* values, std::int64_t row_begin, std::uint32_t position) {
+  return values[row_begin + position];
+}
+TILESORT_DEVICE std::uint32_t row_value_at(row_positions, std::int64_t, std::uint32_t position) {
+  return position;
+}
+template <int Items, typename T>
+TILESORT_DEVICE void store_row_values(T* values, const row_slice& s, const T (&items)[Items]) {
+  store_consecutive<Items>(values + s.row_begin + s.first, s.mine, items);
+}
+template <int Items, typename Wide, typename T>
+TILESORT_DEVICE void store_row_values(widening_sink<Wide> sink, const row_slice& s, const T (&items)[Items]) {
+  Wide wide[Items];
+TILESORT_UNROLL
+  for (int i = 0; i < Items; ++i) wide[i] = static_cast<Wide>(items[i]);
+  store_consecutive<Items>(sink.out + s.row_begin + s.first, s.mine, wide);
+}
+
 // The rows a row-sorter kernel sorts: uniform rows (count known on the host)
 // or a bin's list of packed segments (count read on the device).
 struct uniform_rows {
@@ -160,10 +216,11 @@ struct listed_rows {
 
 // One logical warp of `Lanes` lanes sorts each row. The loop over rows is the
 // same for every thread of a block (whole warps call the shuffles).
-template <int Lanes, int Items, int BlockThreads, typename Rows, typename Key, typename Value, typename Compare>
+template <int Lanes, int Items, int BlockThreads, typename Rows, typename Key, typename Source, typename Sink,
+          typename Compare>
 __global__ __launch_bounds__(BlockThreads) void sort_rows_by_warps(Rows rows, const Key* keys_in, Key* keys_out,
-                                                                   const Value* values_in, Value* values_out,
-                                                                   Compare comp) {
+                                                                   Source values_in, Sink values_out, Compare comp) {
+  using Value = row_value_t<Source>;
   static_assert(Lanes * Items <= 65536, "ranks are 16-bit");
   constexpr int rows_per_block = BlockThreads / Lanes;
   constexpr bool ranked = has_values<Value> || !equivalence_is_identity<Key, Compare>;
@@ -190,7 +247,7 @@ TILESORT_UNROLL
         // the row afterwards (the row's few lines, read once from DRAM).
 TILESORT_UNROLL
         for (int i = 0; i < Items; ++i)
-          if (i < s.mine) values[i] = values_in[s.row_begin + ranked_keys[i].rank];
+          if (i < s.mine) values[i] = row_value_at(values_in, s.row_begin, ranked_keys[i].rank);
         __syncwarp();  // in place: every lane has read its row's values before any lane stores
       }
     } else {
@@ -198,14 +255,15 @@ TILESORT_UNROLL
     }
 
     store_consecutive<Items>(keys_out + s.row_begin + s.first, s.mine, keys);
-    if constexpr (has_values<Value>) store_consecutive<Items>(values_out + s.row_begin + s.first, s.mine, values);
+    if constexpr (has_values<Value>) store_row_values<Items>(values_out, s, values);
   }
 }
 
 // One block sorts one row.
-template <int Threads, int Items, typename Storage, typename Key, typename Value, typename Compare>
+template <int Threads, int Items, typename Storage, typename Key, typename Source, typename Sink, typename Compare>
 TILESORT_DEVICE void sort_one_row_by_block(const row_slice& s, Storage& storage, const Key* keys_in, Key* keys_out,
-                                           const Value* values_in, Value* values_out, Compare comp) {
+                                           Source values_in, Sink values_out, Compare comp) {
+  using Value = row_value_t<Source>;
   using sorter = block_sort<Key, Threads, Items, std::conditional_t<has_values<Value>, Value, void>>;
   Key keys[Items];
   Value values[Items];
@@ -221,7 +279,7 @@ TILESORT_UNROLL
     for (int i = 0; i < Items; ++i) keys[i] = last_key<Key, Compare>();
   }
   load_consecutive<Items>(keys_in + s.row_begin + s.first, s.mine, keys);
-  if constexpr (has_values<Value>) load_consecutive<Items>(values_in + s.row_begin + s.first, s.mine, values);
+  if constexpr (has_values<Value>) load_row_values<Items>(values_in, s, values);
   if constexpr (equivalence_is_identity<Key, Compare>) {
     if constexpr (has_values<Value>) {
       sorter(storage).sort_pairs_padded(keys, values, s.row_items, comp);
@@ -234,7 +292,7 @@ TILESORT_UNROLL
     sorter(storage).sort(keys, s.row_items, comp);
   }
   store_consecutive<Items>(keys_out + s.row_begin + s.first, s.mine, keys);
-  if constexpr (has_values<Value>) store_consecutive<Items>(values_out + s.row_begin + s.first, s.mine, values);
+  if constexpr (has_values<Value>) store_row_values<Items>(values_out, s, values);
 }
 
 // One block sorts each row; its shared memory is block_sort's temp_storage.
@@ -243,10 +301,10 @@ TILESORT_UNROLL
 // the 256 x 16 sorter 107 registers for u32 keys and 184 for u32 pairs (2
 // and 1 blocks per SM); without it, 64 and 80 (sm_90, nvcc 13.0). A bin's
 // list of segments has its count on the device and keeps the loop.
-template <int Threads, int Items, typename Rows, typename Key, typename Value, typename Compare>
+template <int Threads, int Items, typename Rows, typename Key, typename Source, typename Sink, typename Compare>
 __global__ __launch_bounds__(Threads) void sort_rows_by_blocks(Rows rows, const Key* keys_in, Key* keys_out,
-                                                               const Value* values_in, Value* values_out,
-                                                               Compare comp) {
+                                                               Source values_in, Sink values_out, Compare comp) {
+  using Value = row_value_t<Source>;
   using sorter = block_sort<Key, Threads, Items, std::conditional_t<has_values<Value>, Value, void>>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
   auto& storage = *reinterpret_cast<typename sorter::temp_storage*>(shared_bytes);
@@ -267,9 +325,10 @@ __global__ __launch_bounds__(Threads) void sort_rows_by_blocks(Rows rows, const 
 
 // Launch the row sorter of shape `Shape` (warp shapes first, then block
 // shapes) over `rows` with `grid` blocks.
-template <typename Policy, int Shape, typename Rows, typename Key, typename Value, typename Compare>
-cudaError_t launch_row_sorter(Rows rows, unsigned grid, const Key* keys_in, Key* keys_out, const Value* values_in,
-                              Value* values_out, Compare comp, cudaStream_t stream) {
+template <typename Policy, int Shape, typename Rows, typename Key, typename Source, typename Sink, typename Compare>
+cudaError_t launch_row_sorter(Rows rows, unsigned grid, const Key* keys_in, Key* keys_out, Source values_in,
+                              Sink values_out, Compare comp, cudaStream_t stream) {
+  using Value = row_value_t<Source>;
   if constexpr (Shape < Policy::warp_shape_count) {
     constexpr auto shape = Policy::warp_shape(Shape);
     sort_rows_by_warps<shape.threads, shape.items, Policy::warp_block_threads>
@@ -278,7 +337,7 @@ cudaError_t launch_row_sorter(Rows rows, unsigned grid, const Key* keys_in, Key*
     constexpr auto shape = Policy::block_shape(Shape - Policy::warp_shape_count);
     using sorter = block_sort<Key, shape.threads, shape.items, std::conditional_t<has_values<Value>, Value, void>>;
     constexpr std::size_t shared_bytes = sizeof(typename sorter::temp_storage);
-    auto* kernel = sort_rows_by_blocks<shape.threads, shape.items, Rows, Key, Value, Compare>;
+    auto* kernel = sort_rows_by_blocks<shape.threads, shape.items, Rows, Key, Source, Sink, Compare>;
     TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared_bytes));
     kernel<<<grid, shape.threads, shared_bytes, stream>>>(rows, keys_in, keys_out, values_in, values_out, comp);
   }
@@ -297,9 +356,9 @@ constexpr int rows_per_block(int shape) {
 
 // Uniform rows: the first shape that holds a row sorts them all, one row per
 // logical warp or block, one launch.
-template <typename Policy, int Shape, typename Key, typename Value, typename Compare>
-cudaError_t launch_uniform_rows(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
-                                std::int64_t n, std::int64_t length, Compare comp, cudaStream_t stream) {
+template <typename Policy, int Shape, typename Key, typename Source, typename Sink, typename Compare>
+cudaError_t launch_uniform_rows(const Key* keys_in, Key* keys_out, Source values_in, Sink values_out, std::int64_t n,
+                                std::int64_t length, Compare comp, cudaStream_t stream) {
   if constexpr (Shape < Policy::warp_shape_count + Policy::block_shape_count) {
     constexpr auto shape = Shape < Policy::warp_shape_count ? Policy::warp_shape(Shape)
                                                             : Policy::block_shape(Shape - Policy::warp_shape_count);

@@ -13,7 +13,9 @@
 //     less/greater);
 //   * rows of up to 16384 keys (8192 for 8-byte keys, or pairs wider than 8
 //     bytes): one block per row (block_sort, stable by construction).
-// Each row is read once and written once.
+// Each row is read once and written once. detail::row_positions_sort runs
+// the same sorters with each key's position in its row made at load as its
+// value and written as int64 (torch.sort's indices, for the Python package).
 //
 // Every other description (and longer rows) takes the general path, binning
 // segments by length on the device, with no host synchronisation:
@@ -420,27 +422,34 @@ cudaError_t segmented_sort_dispatch(void* d_temp, std::size_t& temp_bytes, const
                                 comp, stream, options);
 }
 
-// Uniform rows: the fast path when a row fits one sorter, else the general path.
-template <typename Key, typename Value, typename Compare>
-cudaError_t segmented_sort_dispatch(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
-                                    const Value* values_in, Value* values_out, std::int64_t n,
-                                    segments::uniform_t segments, Compare comp, cudaStream_t stream,
-                                    const sort_options& options) {
-  using policy = uniform_segments_policy<Key, std::conditional_t<has_values<Value>, Value, void>>;
-  using merge_policy = early_exit_policy_for<Key, Value>;
-  if (n < 0 || segments.length <= 0) return cudaErrorInvalidValue;
-  const std::int64_t length = std::min(segments.length, std::max<std::int64_t>(n, 1));
-  if (length > policy::max_row) {
-    const segmented_setup<Key, Value> setup(n, ceil_div(n, length), length, false, false, false);
-    return segmented_sort_checked<false>(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, setup,
-                                         uniform_source{length, n}, nullptr, comp, stream, options);
+// Rows of one key: the values stay (copied out of place; positions are all 0).
+template <typename Value>
+cudaError_t copy_unsorted_values(const Value* values_in, Value* values_out, std::int64_t n, cudaStream_t stream) {
+  if constexpr (has_values<Value>) {
+    if (values_out != values_in)
+      return cudaMemcpyAsync(values_out, values_in, n * sizeof(Value), cudaMemcpyDeviceToDevice, stream);
   }
+  return cudaSuccess;
+}
+template <typename Wide>
+cudaError_t copy_unsorted_values(row_positions, widening_sink<Wide> sink, std::int64_t n, cudaStream_t stream) {
+  return cudaMemsetAsync(sink.out, 0, n * sizeof(Wide), stream);
+}
+
+// Rows of one length that fit one sorter of Policy (length <= max_row,
+// already clamped to n): one launch of the first shape that holds a row.
+// Sources and sinks as the row sorters take them (pointers, row_positions,
+// widening_sink).
+template <typename Policy, typename Key, typename Source, typename Sink, typename Compare>
+cudaError_t sort_uniform_rows(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                              Source values_in, Sink values_out, std::int64_t n, std::int64_t length, Compare comp,
+                              cudaStream_t stream, const sort_options& options) {
+  using merge_policy = early_exit_policy_for<Key, row_value_t<Source>>;
   if (d_temp == nullptr) {  // size query: nothing else happens
     temp_bytes = min_temp_bytes;
     return cudaSuccess;
   }
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, min_temp_bytes));
-  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values<Value>, n));
   const std::int64_t rows = n > 0 ? ceil_div(n, length) : 0;
   auto stats = [&] {
     return write_sort_stats(options.stats, nullptr, n, merge_policy::merge_tile_items, merge_policy::tile_items, 0,
@@ -450,16 +459,74 @@ cudaError_t segmented_sort_dispatch(void* d_temp, std::size_t& temp_bytes, const
   if (length == 1) {  // every row is sorted already
     if (keys_out != keys_in)
       TILESORT_RETURN_IF_ERROR(cudaMemcpyAsync(keys_out, keys_in, n * sizeof(Key), cudaMemcpyDeviceToDevice, stream));
-    if constexpr (has_values<Value>) {
-      if (values_out != values_in)
-        TILESORT_RETURN_IF_ERROR(
-            cudaMemcpyAsync(values_out, values_in, n * sizeof(Value), cudaMemcpyDeviceToDevice, stream));
-    }
+    TILESORT_RETURN_IF_ERROR(copy_unsorted_values(values_in, values_out, n, stream));
     return stats();
   }
   TILESORT_RETURN_IF_ERROR(
-      (launch_uniform_rows<policy, 0>(keys_in, keys_out, values_in, values_out, n, length, comp, stream)));
+      (launch_uniform_rows<Policy, 0>(keys_in, keys_out, values_in, values_out, n, length, comp, stream)));
   return stats();
+}
+
+// Uniform rows: the fast path when a row fits one sorter, else the general path.
+template <typename Key, typename Value, typename Compare>
+cudaError_t segmented_sort_dispatch(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                                    const Value* values_in, Value* values_out, std::int64_t n,
+                                    segments::uniform_t segments, Compare comp, cudaStream_t stream,
+                                    const sort_options& options) {
+  using policy = uniform_segments_policy<Key, std::conditional_t<has_values<Value>, Value, void>>;
+  if (n < 0 || segments.length <= 0) return cudaErrorInvalidValue;
+  const std::int64_t length = std::min(segments.length, std::max<std::int64_t>(n, 1));
+  if (length > policy::max_row) {
+    const segmented_setup<Key, Value> setup(n, ceil_div(n, length), length, false, false, false);
+    return segmented_sort_checked<false>(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, setup,
+                                         uniform_source{length, n}, nullptr, comp, stream, options);
+  }
+  if (d_temp != nullptr)
+    TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values<Value>, n));
+  return sort_uniform_rows<policy>(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, length, comp,
+                                   stream, options);
+}
+
+// The row sorters of row_positions_sort: the warp shapes of keys alone (the
+// positions do not ride through the warp network: each sorted key's
+// tie-break rank is its position) and the block shapes of pairs with 4-byte
+// values (block_sort moves the positions with the keys).
+template <typename Key>
+struct row_positions_policy {
+  using keys = uniform_segments_policy<Key>;
+  using pairs = uniform_segments_policy<Key, std::uint32_t>;
+  using shape = typename pairs::shape;
+  static constexpr int warp_block_threads = keys::warp_block_threads;
+  static constexpr int warp_shape_count = keys::warp_shape_count;
+  static constexpr int block_shape_count = pairs::block_shape_count;
+  static constexpr shape warp_shape(int i) { return {keys::warp_shape(i).threads, keys::warp_shape(i).items}; }
+  static constexpr shape block_shape(int i) { return pairs::block_shape(i); }
+  static constexpr std::int64_t max_row = pairs::max_row;
+};
+
+// Stable sort of uniform rows of `length` keys that also writes each sorted
+// key's position in its row as an int64 (torch.sort's indices) to
+// positions_out: the positions are made at load and sorted as 4-byte values,
+// so there is no index array to fill or read. Rows of more than
+// row_positions_policy<Key>::max_row keys are not handled
+// (cudaErrorNotSupported): the caller fills the positions and calls
+// segmented_sort_pairs. Two-phase like the public entries.
+//
+//   std::size_t bytes = 0;
+//   tilesort::detail::row_positions_sort(nullptr, bytes, d_in, d_out, d_idx, n, 1000);   // size query
+//   tilesort::detail::row_positions_sort(d_temp, bytes, d_in, d_out, d_idx, n, 1000, tilesort::less{}, stream);
+template <typename Key, typename Compare = less>
+cudaError_t row_positions_sort(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                               std::int64_t* positions_out, std::int64_t n, std::int64_t length, Compare comp = {},
+                               cudaStream_t stream = 0) {
+  if (n < 0 || length <= 0) return cudaErrorInvalidValue;
+  const std::int64_t clamped = std::min(length, std::max<std::int64_t>(n, 1));
+  if (clamped > row_positions_policy<Key>::max_row) return cudaErrorNotSupported;
+  if (d_temp != nullptr)
+    TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, keys_in, positions_out, true, n));
+  return sort_uniform_rows<row_positions_policy<Key>>(d_temp, temp_bytes, keys_in, keys_out, row_positions{},
+                                                      widening_sink<std::int64_t>{positions_out}, n, clamped, comp,
+                                                      stream, sort_options{});
 }
 
 template <typename T>
