@@ -17,7 +17,8 @@
 //      bucket keep their input order (ranked by a block_sort of (bucket,
 //      position) codes), and tiles follow in input order: stable.
 //   5. buckets: one block per bucket copies an equal-key bucket, sorts a
-//      bucket of at most a tile in registers (block_sort, stable), and sorts
+//      bucket of at most a tile in registers (block_sort, stable; a quarter,
+//      half or full tile shape, the smallest that holds it), and sorts
 //      a larger one tile by tile and merges the tiles itself (pairwise
 //      passes through global memory, temp and output alternating).
 // Cost: keys read 3 times and written twice (+ the sample), 7 launches; no
@@ -72,6 +73,13 @@ struct sample_sort_policy {
   static constexpr int bucket_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
   /// Items a bucket sort holds at once; larger buckets are merged.
   static constexpr int bucket_tile = bucket_threads * bucket_items;
+  /// Smaller shapes in the same kernel: a bucket of at most
+  /// bucket_threads x bucket_items_half (_quarter) items is sorted with that
+  /// many items per thread, so an average bucket (half a tile) does not pay
+  /// for a padded full tile.
+  static constexpr int bucket_items_half = bucket_items / 2;
+  /// @copydoc bucket_items_half
+  static constexpr int bucket_items_quarter = bucket_items / 4 > 0 ? bucket_items / 4 : 1;
   /// Classification and scatter: tiles of scatter_threads x scatter_items
   /// keys (ranks fit in 12 bits).
   static constexpr int scatter_threads = 256;
@@ -141,8 +149,7 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
   constexpr bool pairs = sample_sort_has_values<Value>;
   const std::int64_t n = plan.n;
   if (n == 0) return cudaSuccess;
-  using bucket_storage =
-      typename sample_sort_bucket_sorter<Key, Value, policy::bucket_threads, policy::bucket_items>::temp_storage;
+  using bucket_storage = sample_sort_bucket_storage<Key, Value, policy>;
   auto* bucket_kernel = sample_sort_bucket_kernel<policy, Key, Value, Compare>;
   if (plan.direct) {
     if (n == 1 && keys_in == keys_out && (!pairs || values_in == values_out)) return cudaSuccess;

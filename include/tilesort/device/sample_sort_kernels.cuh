@@ -13,8 +13,9 @@
 //              with block_sort, so a key's place in its bucket follows the
 //              input order, and written to the temp buffer bucket by bucket;
 //   buckets:   one block per bucket: an equal-key bucket is copied, a bucket
-//              of at most one tile is loaded, sorted (block_sort, stable) and
-//              stored; a larger one is sorted in tiles and merged by the
+//              of at most one tile is loaded, sorted (block_sort, stable, the
+//              smallest of three tile shapes that holds it) and stored; a
+//              larger one is sorted in tiles and merged by the
 //              same block in passes that alternate between the temp buffer
 //              and the output (merge-path splits in global memory).
 #pragma once
@@ -284,6 +285,16 @@ template <typename Key, typename Value, int Threads, int Items>
 using sample_sort_bucket_sorter =
     block_sort<Key, Threads, Items, std::conditional_t<sample_sort_has_values<Value>, Value, void>>;
 
+// The bucket kernel's shared memory: one sorter shape at a time (a bucket
+// takes the smallest that holds it).
+template <typename Key, typename Value, typename Policy>
+union sample_sort_bucket_storage {
+  typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items>::temp_storage tile;
+  typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items_half>::temp_storage half;
+  typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items_quarter>::temp_storage
+      quarter;
+};
+
 // Sort count (1 < count <= Threads x Items) keys of src into dst (may be src):
 // blocked loads, block_sort, blocked stores.
 template <int Threads, int Items, typename Key, typename Value, typename Compare>
@@ -350,14 +361,16 @@ TILESORT_DEVICE void sample_sort_merge_runs(const Key* a_keys, const Value* a_va
 // src may be dst). Otherwise bucket b is [offsets[counter(b, 0)],
 // offsets[counter(b + 1, 0)]) of src (the temp buffer), sorted into dst;
 // buckets larger than a tile use src as the other buffer of their merges.
+// A bucket of at most a quarter (a half) of a tile is sorted by the quarter
+// (half) shape: the same threads with fewer items each, so an average bucket
+// does not pay for a padded full tile.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::bucket_threads, 1)
     sample_sort_bucket_kernel(Key* keys_src, Value* values_src, Key* keys_dst, Value* values_dst,
                               const std::int64_t* offsets, sample_sort_plan plan, Compare comp) {
   constexpr int threads = Policy::bucket_threads, items = Policy::bucket_items, tile = Policy::bucket_tile;
   constexpr bool pairs = sample_sort_has_values<Value>;
-  using sorter = sample_sort_bucket_sorter<Key, Value, threads, items>;
-  auto& storage = *reinterpret_cast<typename sorter::temp_storage*>(sample_sort_smem);
+  auto& storage = *reinterpret_cast<sample_sort_bucket_storage<Key, Value, Policy>*>(sample_sort_smem);
   const int bucket = static_cast<int>(blockIdx.x);
   std::int64_t begin = 0, end = plan.n;
   if (offsets != nullptr) {
@@ -380,6 +393,16 @@ __global__ void __launch_bounds__(Policy::bucket_threads, 1)
     }
     return;
   }
+  if (size <= threads * Policy::bucket_items_quarter) {
+    sample_sort_sort_tile<threads, Policy::bucket_items_quarter>(storage.quarter, keys_src, values_src, keys_dst,
+                                                                 values_dst, static_cast<int>(size), comp);
+    return;
+  }
+  if (size <= threads * Policy::bucket_items_half) {
+    sample_sort_sort_tile<threads, Policy::bucket_items_half>(storage.half, keys_src, values_src, keys_dst, values_dst,
+                                                              static_cast<int>(size), comp);
+    return;
+  }
   const int passes = bucket_merge_passes(size, tile);
   // Tiles go where the merges' parity leaves the result in dst.
   Key* keys_to = passes % 2 == 0 ? keys_dst : keys_src;
@@ -393,7 +416,7 @@ __global__ void __launch_bounds__(Policy::bucket_threads, 1)
       }
       continue;
     }
-    sample_sort_sort_tile<threads, items>(storage, keys_src + at, pairs ? values_src + at : values_src, keys_to + at,
+    sample_sort_sort_tile<threads, items>(storage.tile, keys_src + at, pairs ? values_src + at : values_src, keys_to + at,
                                           pairs ? values_to + at : values_to, count, comp);
   }
   Key* keys_from = keys_to;
