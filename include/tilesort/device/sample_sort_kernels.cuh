@@ -11,7 +11,8 @@
 //   scatter:   each scatter block classifies its tiles again, in order; a
 //              tile's keys are ranked by sorting (bucket, position) codes
 //              with block_sort, so a key's place in its bucket follows the
-//              input order, and written to the temp buffer bucket by bucket;
+//              input order, and written to the temp buffer bucket by bucket
+//              (read again by position);
 //   buckets:   one block per bucket: an equal-key bucket is copied, a bucket
 //              of at most one tile is loaded, sorted (block_sort, stable, the
 //              smallest of three tile shapes that holds it) and stored; a
@@ -108,18 +109,15 @@ template <typename Key, int MaxLevels>
 struct sample_sort_tree {
   static constexpr int max_splitters = (1 << MaxLevels) - 1;
   Key tree[max_splitters + 1];  // slot 0 unused
-  Key sorted[max_splitters];
 
   // Every thread of the block; a barrier must follow before use.
   TILESORT_DEVICE void load(const Key* splitters, const sample_sort_plan& plan) {
-    for (int i = static_cast<int>(threadIdx.x); i < plan.splitters; i += blockDim.x) {
-      sorted[i] = splitters[i];
-      tree[i + 1] = splitters[splitter_tree_rank(i + 1, plan.levels)];
-    }
+    for (int slot = static_cast<int>(threadIdx.x) + 1; slot <= plan.splitters; slot += blockDim.x)
+      tree[slot] = splitters[splitter_tree_rank(slot, plan.levels)];
   }
   template <typename Compare>
   TILESORT_DEVICE int bucket(const Key& key, int levels, Compare comp) const {
-    return classify_key(tree, sorted, levels, key, comp);
+    return classify_key(tree, levels, key, comp);
   }
 };
 
@@ -203,16 +201,20 @@ __global__ void __launch_bounds__(Threads)
 }
 
 // ------------------------------------------------------------------ scatter
-template <typename Key, typename Value, typename Policy>
+// Shared memory of a scatter block: the tree, one 64-bit position per bucket
+// and the tile's codes (8191 buckets and 4-byte keys: 16 + 64 + 17 KB, two
+// blocks per SM). The tile's keys are not staged: the writes read them again
+// by position (cache hits: the block has just loaded them).
+template <typename Key, typename Policy>
 struct sample_sort_scatter_storage {
   static constexpr int tile = Policy::scatter_tile;
   static constexpr int max_buckets = 2 * sample_sort_tree<Key, Policy::max_levels>::max_splitters + 1;
   using rank_sort = block_sort<unsigned, Policy::scatter_threads, Policy::scatter_items>;
   sample_sort_tree<Key, Policy::max_levels> tree;
-  std::int64_t next[max_buckets];  // this block's next output position in each bucket
-  int first_rank[max_buckets];     // rank (in the tile) of the bucket's first key
-  Key keys[tile];                  // the tile, in input order
-  Value values[sample_sort_has_values<Value> ? tile : 1];
+  // This block's next output position in each bucket; while a tile is
+  // written, that position minus the rank of the bucket's first key in the
+  // tile, so a key goes to next[bucket] + its rank.
+  std::int64_t next[max_buckets];
   union {
     typename rank_sort::temp_storage sort;
     unsigned codes[tile];  // sorted (bucket, position) codes
@@ -229,9 +231,9 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
   constexpr unsigned position_mask = (1u << position_bits) - 1u;
   constexpr bool pairs = sample_sort_has_values<Value>;
   static_assert(tile == threads * items, "one code per item");
-  static_assert(sample_sort_scatter_storage<Key, Value, Policy>::max_buckets < (1 << (31 - position_bits)),
+  static_assert(sample_sort_scatter_storage<Key, Policy>::max_buckets < (1 << (31 - position_bits)),
                 "(bucket, position) codes below 0xffffffff, the padding code");
-  using storage_type = sample_sort_scatter_storage<Key, Value, Policy>;
+  using storage_type = sample_sort_scatter_storage<Key, Policy>;
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
   const std::int64_t block = blockIdx.x;
   const int t = static_cast<int>(threadIdx.x);
@@ -246,37 +248,32 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
     for (int k = 0; k < items; ++k) {
       const int j = t + k * threads;  // striped: coalesced loads
       codes[k] = 0xffffffffu;
-      if (j < valid) {
-        const Key key = keys_in[base + j];
-        storage.keys[j] = key;
-        if constexpr (pairs) storage.values[j] = values_in[base + j];
-        codes[k] = (unsigned(storage.tree.bucket(key, plan.levels, comp)) << position_bits) | unsigned(j);
-      }
+      if (j < valid)
+        codes[k] = (unsigned(storage.tree.bucket(keys_in[base + j], plan.levels, comp)) << position_bits) | unsigned(j);
     }
     typename storage_type::rank_sort(storage.ranks.sort).sort(codes);
     __syncthreads();  // the sort's storage becomes the codes
 #pragma unroll
     for (int i = 0; i < items; ++i) storage.ranks.codes[t * items + i] = codes[i];
     __syncthreads();
-    for (int rank = t; rank < valid; rank += threads) {
+    for (int rank = t; rank < valid; rank += threads) {  // a bucket's first key: next[bucket] - rank
       const unsigned bucket = storage.ranks.codes[rank] >> position_bits;
-      if (rank == 0 || (storage.ranks.codes[rank - 1] >> position_bits) != bucket) storage.first_rank[bucket] = rank;
+      if (rank == 0 || (storage.ranks.codes[rank - 1] >> position_bits) != bucket) storage.next[bucket] -= rank;
     }
     __syncthreads();
     for (int rank = t; rank < valid; rank += threads) {  // consecutive ranks of a bucket: consecutive outputs
       const unsigned code = storage.ranks.codes[rank];
-      const unsigned bucket = code >> position_bits;
-      const std::int64_t dst = storage.next[bucket] + (rank - storage.first_rank[bucket]);
-      keys_dst[dst] = storage.keys[code & position_mask];
-      if constexpr (pairs) values_dst[dst] = storage.values[code & position_mask];
+      const std::int64_t dst = storage.next[code >> position_bits] + rank;
+      keys_dst[dst] = keys_in[base + (code & position_mask)];
+      if constexpr (pairs) values_dst[dst] = values_in[base + (code & position_mask)];
     }
     __syncthreads();  // next[] read by all
-    for (int rank = t; rank < valid; rank += threads) {
+    for (int rank = t; rank < valid; rank += threads) {  // a bucket's last key: back to the next position
       const unsigned bucket = storage.ranks.codes[rank] >> position_bits;
       if (rank == valid - 1 || (storage.ranks.codes[rank + 1] >> position_bits) != bucket)
-        storage.next[bucket] += rank - storage.first_rank[bucket] + 1;
+        storage.next[bucket] += rank + 1;
     }
-    __syncthreads();  // keys, codes and next[] are rewritten by the next tile
+    __syncthreads();  // codes and next[] are rewritten by the next tile
   }
 }
 
