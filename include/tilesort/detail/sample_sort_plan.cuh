@@ -20,7 +20,7 @@
 // output position of its keys of each bucket, buckets in order and blocks in
 // input order (hence stable). The more buckets, the fewer scatter blocks
 // (about n / (buckets x keys_per_counter), at least min_scatter_blocks), so
-// the counters stay a small share of the keys.
+// the counters grow slower than the keys.
 #pragma once
 
 #include <cstddef>

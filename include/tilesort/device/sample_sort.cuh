@@ -24,7 +24,8 @@
 //      half or full tile shape, the smallest that holds it), and sorts
 //      a larger one tile by tile and merges the tiles itself (pairwise
 //      passes through global memory, temp and output alternating).
-// Cost: keys read 3 times and written twice (+ the sample), 7 launches; no
+// Cost: keys read 3 times and written twice (+ the sample, + the scatter's
+// second read of its tile, from the cache), 7 launches; no
 // host synchronisation (bucket sizes stay on the device; the bucket grid is
 // the bucket count), so the call can be captured in a CUDA graph. n <= one
 // bucket tile: one launch, keys_in -> keys_out; n == 1: a copy; n == 0:
@@ -97,9 +98,9 @@ struct sample_sort_policy {
   /// for 8191 buckets); 16-bit counters per (digit, thread).
   static constexpr int rank_digit_bits = 5;
   /// Scatter blocks (counters: buckets x blocks, 8 bytes each): about
-  /// n / (buckets x keys_per_counter), so that the counters stay a small
-  /// share of the keys, but at least min_scatter_blocks (2 per SM of an H100,
-  /// 132 SMs) and at most max_scatter_blocks.
+  /// n / (buckets x keys_per_counter), so that the counters grow slower than
+  /// the keys, but at least min_scatter_blocks (2 per SM of an H100, 132 SMs)
+  /// and at most max_scatter_blocks.
   static constexpr int min_scatter_blocks = 264;
   /// @copydoc min_scatter_blocks
   static constexpr int max_scatter_blocks = 1024;
