@@ -1,11 +1,9 @@
 // Host tests for detail/sample_sort_plan.cuh: the splitter tree (its slots
 // are the sorted splitters in order), classification against a brute-force
 // answer (repeated splitters, equal-key buckets), sample positions, the plan
-// (levels, blocks, counters, temp layout, also past 2^31), the scatter's
-// counting ranks run thread by thread against std::stable_sort, and a
-// simulation of the whole sort from the plan alone (sample, classify, scan,
-// stable scatter, bucket sorts) checked index for index against
-// std::stable_sort.
+// (levels, blocks, counters, temp layout, also past 2^31), and a simulation
+// of the whole sort from the plan alone (sample, classify, scan, stable
+// scatter, bucket sorts) checked index for index against std::stable_sort.
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -281,66 +279,6 @@ TEST(SampleSortPlan, RankCountersLayout) {
   // [t x 32, (t + 1) x 32), so chunks in thread order are the logical order.
   for (int thread = 0; thread < 256; ++thread)
     for (int k = 0; k < 32; ++k) ASSERT_EQ(thread * 32 + k, owner[layout::chunk(thread) + k]) << thread << " " << k;
-}
-
-// The scatter's counting ranks, thread by thread and step by step as the
-// block runs them (barriers between the steps): the result must be the
-// codes stably sorted by their bucket bits, padding codes (all ones) last.
-template <int Threads, int Items>
-void check_ranks(const std::vector<unsigned>& by_position, int levels) {
-  using ranker = sample_sort_code_ranker<Threads, Items, 5>;
-  constexpr int tile = Threads * Items;
-  const int shift = sample_sort_position_bits(tile);
-  std::vector<unsigned short> counts(ranker::layout::slots, 0xdead);
-  std::vector<unsigned> sorted(sample_sort_padded(tile), 0);
-  struct registers {
-    unsigned codes[Items];
-    unsigned short before[Items];
-  };
-  std::vector<registers> thread(Threads);
-  for (int t = 0; t < Threads; ++t)
-    for (int i = 0; i < Items; ++i) thread[t].codes[i] = by_position[t * Items + i];  // blocked
-  for (int low = 0; low < levels + 1; low += 5) {
-    for (int t = 0; t < Threads; ++t) ranker::count(counts.data(), t, thread[t].codes, shift + low, thread[t].before);
-    std::vector<int> sums(Threads);
-    for (int t = 0; t < Threads; ++t) sums[t] = ranker::chunk_sum(counts.data(), t);
-    int prefix = 0;
-    for (int t = 0; t < Threads; ++t) {
-      ranker::chunk_scan(counts.data(), t, prefix);
-      prefix += sums[t];
-    }
-    ASSERT_EQ(tile, prefix);
-    for (int t = 0; t < Threads; ++t)
-      ranker::place(counts.data(), t, thread[t].codes, shift + low, thread[t].before, sorted.data());
-    if (low + 5 < levels + 1)
-      for (int t = 0; t < Threads; ++t) ranker::reload(sorted.data(), t, thread[t].codes);
-  }
-  std::vector<unsigned> expected = by_position;
-  std::stable_sort(expected.begin(), expected.end(), [&](unsigned a, unsigned b) { return (a >> shift) < (b >> shift); });
-  for (int r = 0; r < tile; ++r) ASSERT_EQ(expected[r], sorted[sample_sort_padded(r)]) << "rank " << r;
-}
-
-TEST(SampleSortRanks, CountingSortIsStableByBucket) {
-  const std::uint64_t seed = fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  for (int levels : {1, 4, 9, 10, 12}) {
-    SCOPED_TRACE("levels " + std::to_string(levels));
-    const unsigned buckets = (2u << levels) - 1;
-    for (int valid : {4096, 4095, 1000, 1}) {
-      for (int spread : {0, 1, 3}) {  // buckets: any, one, a few
-        std::vector<unsigned> codes(4096, 0xffffffffu);
-        for (int j = 0; j < valid; ++j) {
-          const unsigned bucket = spread == 0 ? unsigned(rng() % buckets) : unsigned(rng() % spread) * (buckets / 3);
-          codes[j] = (bucket << 12) | unsigned(j);
-        }
-        check_ranks<256, 16>(codes, levels);
-      }
-      std::vector<unsigned> codes(2048, 0xffffffffu);
-      for (int j = 0; j < std::min(valid, 2048); ++j) codes[j] = (unsigned(rng() % buckets) << 11) | unsigned(j);
-      check_ranks<256, 8>(codes, levels);
-    }
-  }
 }
 
 TEST(SampleSortPlan, BucketShapesHalveTheTile) {

@@ -221,57 +221,6 @@ struct sample_sort_code_ranker {
     std::int64_t warp_sums[Threads / 32 + 1];
   };
 
-  // The steps of one pass, per thread, free of barriers and thread indices
-  // (the host tests run them thread by thread). `counts` is
-  // temp_storage::counts, `before[i]` the number of this thread's earlier
-  // codes with the digit of codes[i].
-  TILESORT_HD static int digit(unsigned code, int digit_shift) {
-    return static_cast<int>((code >> digit_shift) & unsigned(digits - 1));
-  }
-  // 1. Count this thread's digits (its own column only).
-  TILESORT_HD static void count(unsigned short* counts, int thread, const unsigned (&codes)[Items], int digit_shift,
-                                unsigned short (&before)[Items]) {
-    unsigned short* column = counts + layout::column(thread);
-    TILESORT_UNROLL
-    for (int d = 0; d < digits; ++d) column[d * stride] = 0;
-    TILESORT_UNROLL
-    for (int i = 0; i < Items; ++i) {
-      unsigned short& count = column[digit(codes[i], digit_shift) * stride];
-      before[i] = count;
-      count = static_cast<unsigned short>(before[i] + 1);
-    }
-  }
-  // 2. After a barrier: the sum of this thread's scan chunk.
-  TILESORT_HD static int chunk_sum(const unsigned short* counts, int thread) {
-    int sum = 0;
-    TILESORT_UNROLL
-    for (int k = 0; k < digits; ++k) sum += counts[layout::chunk(thread) + k];
-    return sum;
-  }
-  // 3. With `prefix`, the exclusive sum of the chunk sums of the threads
-  // before this one: the chunk's counts become exclusive prefixes.
-  TILESORT_HD static void chunk_scan(unsigned short* counts, int thread, int prefix) {
-    TILESORT_UNROLL
-    for (int k = 0; k < digits; ++k) {
-      const int count = counts[layout::chunk(thread) + k];
-      counts[layout::chunk(thread) + k] = static_cast<unsigned short>(prefix);
-      prefix += count;
-    }
-  }
-  // 4. After a barrier: every code to sorted[sample_sort_padded(its rank)].
-  TILESORT_HD static void place(const unsigned short* counts, int thread, const unsigned (&codes)[Items],
-                                int digit_shift, const unsigned short (&before)[Items], unsigned* sorted) {
-    const unsigned short* column = counts + layout::column(thread);
-    TILESORT_UNROLL
-    for (int i = 0; i < Items; ++i)
-      sorted[sample_sort_padded(column[digit(codes[i], digit_shift) * stride] + before[i])] = codes[i];
-  }
-  // 5. After a barrier, when another pass follows: this thread's ranks, blocked.
-  TILESORT_HD static void reload(const unsigned* sorted, int thread, unsigned (&codes)[Items]) {
-    TILESORT_UNROLL
-    for (int i = 0; i < Items; ++i) codes[i] = sorted[sample_sort_padded(thread * Items + i)];
-  }
-
   // codes: this thread's Items codes, blocked, in input order. Afterwards
   // sorted[sample_sort_padded(r)] holds the code of rank r (by the bits
   // [shift, shift + bits)), ties in input order. Every thread of the block
@@ -279,17 +228,43 @@ struct sample_sort_code_ranker {
   TILESORT_DEVICE static void rank(unsigned (&codes)[Items], int shift, int bits, temp_storage& storage,
                                    unsigned* sorted) {
     const int t = static_cast<int>(threadIdx.x);
+    unsigned short* column = storage.counts + layout::column(t);  // this thread's counters, stride apart
+    const int chunk = layout::chunk(t);                            // this thread's scan chunk
     for (int low = 0; low < bits; low += DigitBits) {
-      unsigned short before[Items];
-      count(storage.counts, t, codes, shift + low, before);
+      const int digit_shift = shift + low;
+#pragma unroll
+      for (int d = 0; d < digits; ++d) column[d * stride] = 0;
+      unsigned short before[Items];  // earlier codes of this thread with the same digit
+#pragma unroll
+      for (int i = 0; i < Items; ++i) {
+        unsigned short& count = column[static_cast<int>((codes[i] >> digit_shift) & (digits - 1)) * stride];
+        before[i] = count;
+        count = static_cast<unsigned short>(before[i] + 1);
+      }
       __syncthreads();
+      // Exclusive scan, digit major: thread t takes counters [t x digits, (t + 1) x digits).
+      int sum = 0;
+#pragma unroll
+      for (int k = 0; k < digits; ++k) sum += storage.counts[chunk + k];
       std::int64_t total = 0;
-      const std::int64_t prefix = block_exclusive_sum<Threads>(chunk_sum(storage.counts, t), storage.warp_sums, total);
-      chunk_scan(storage.counts, t, static_cast<int>(prefix));
+      int running = static_cast<int>(block_exclusive_sum<Threads>(sum, storage.warp_sums, total));
+#pragma unroll
+      for (int k = 0; k < digits; ++k) {
+        const int count = storage.counts[chunk + k];
+        storage.counts[chunk + k] = static_cast<unsigned short>(running);
+        running += count;
+      }
       __syncthreads();
-      place(storage.counts, t, codes, shift + low, before, sorted);
+#pragma unroll
+      for (int i = 0; i < Items; ++i) {
+        const int rank = column[static_cast<int>((codes[i] >> digit_shift) & (digits - 1)) * stride] + before[i];
+        sorted[sample_sort_padded(rank)] = codes[i];
+      }
       __syncthreads();
-      if (low + DigitBits < bits) reload(sorted, t, codes);
+      if (low + DigitBits < bits) {
+#pragma unroll
+        for (int i = 0; i < Items; ++i) codes[i] = sorted[sample_sort_padded(t * Items + i)];
+      }
     }
   }
 };
