@@ -237,50 +237,6 @@ TEST(SampleSortPlan, TreeDepthFollowsKeySize) {
   EXPECT_LE(2 * p.n, std::int64_t(p.splitters + 1) * u32_policy::bucket_tile);
 }
 
-TEST(SampleSortPlan, ScatterStorageFitsTwoBlocksPerSm) {
-  // 228 KB of shared memory per SM on an H100 / H200, 1 KB reserved per block.
-  constexpr std::size_t sm_bytes = 228 * 1024, reserved = 1024;
-  EXPECT_LE(2 * (sizeof(sample_sort_scatter_storage<std::uint32_t, u32_policy>) + reserved), sm_bytes);
-  EXPECT_LE(2 * (sizeof(sample_sort_scatter_storage<std::uint64_t, pair_policy>) + reserved), sm_bytes);
-  EXPECT_LE(2 * (sizeof(sample_sort_scatter_storage<std::uint64_t, tilesort::sample_sort_policy<8, 0>>) + reserved),
-            sm_bytes);
-  EXPECT_LE(2 * (sizeof(sample_sort_scatter_storage<std::uint32_t, tilesort::sample_sort_policy<4, 4>>) + reserved),
-            sm_bytes);
-}
-
-TEST(SampleSortPlan, PaddedIndexSpreadsBlockedAccesses) {
-  // 32 threads reading item i of 16 (or 8) blocked items hit 32 different banks.
-  for (int items : {8, 16})
-    for (int i = 0; i < items; ++i) {
-      std::vector<bool> bank(32, false);
-      for (int t = 0; t < 32; ++t) {
-        const int b = sample_sort_padded(t * items + i) % 32;
-        EXPECT_FALSE(bank[b]) << items << " items, item " << i << " thread " << t;
-        bank[b] = true;
-      }
-    }
-  for (int j = 1; j < 5000; ++j) EXPECT_GT(sample_sort_padded(j), sample_sort_padded(j - 1));
-}
-
-TEST(SampleSortPlan, RankCountersLayout) {
-  using layout = sample_sort_rank_layout<256, 32>;
-  std::vector<int> owner(layout::slots, -1);
-  for (int digit = 0; digit < 32; ++digit)
-    for (int thread = 0; thread < 256; ++thread) {
-      const int s = layout::slot(digit, thread);
-      ASSERT_EQ(layout::padded(digit * 256 + thread), s);
-      ASSERT_GE(s, 0);
-      ASSERT_LT(s, layout::slots);
-      ASSERT_EQ(-1, owner[s]) << "digit " << digit << " thread " << thread;
-      owner[s] = digit * 256 + thread;
-      ASSERT_EQ(layout::column(thread) + digit * layout::stride, s);
-    }
-  // Scan chunks: thread t's consecutive slots are the logical counters
-  // [t x 32, (t + 1) x 32), so chunks in thread order are the logical order.
-  for (int thread = 0; thread < 256; ++thread)
-    for (int k = 0; k < 32; ++k) ASSERT_EQ(thread * 32 + k, owner[layout::chunk(thread) + k]) << thread << " " << k;
-}
-
 TEST(SampleSortPlan, BucketShapesHalveTheTile) {
   EXPECT_EQ(u32_policy::bucket_tile, 2 * u32_policy::bucket_threads * u32_policy::bucket_items_half);
   EXPECT_EQ(u32_policy::bucket_tile, 4 * u32_policy::bucket_threads * u32_policy::bucket_items_quarter);

@@ -52,27 +52,6 @@ TILESORT_HD constexpr int sample_sort_max_levels(std::size_t key_bytes, std::siz
   return levels;
 }
 
-// Index into a tile-sized shared array with one spare slot per 32, so that
-// blocked accesses (thread t, item i at t x Items + i) spread over the banks.
-TILESORT_HD constexpr int sample_sort_padded(int index) { return index + index / 32; }
-
-// The scatter's counting ranks: one counter per (digit, thread), digit major
-// (logical index digit x Threads + thread), one padding slot per 64 so that
-// a warp's counters of different digits spread over the banks. A thread's
-// counters are `stride` apart from column(thread); its scan chunk, logical
-// counters [thread x Digits, (thread + 1) x Digits), is consecutive from
-// chunk(thread).
-template <int Threads, int Digits>
-struct sample_sort_rank_layout {
-  static_assert(Threads % 64 == 0 && 64 % Digits == 0, "padding slots between whole columns and whole scan chunks");
-  static constexpr int stride = Threads + Threads / 64;
-  static constexpr int slots = Digits * stride;
-  TILESORT_HD static constexpr int padded(int logical) { return logical + logical / 64; }
-  TILESORT_HD static constexpr int column(int thread) { return padded(thread); }
-  TILESORT_HD static constexpr int slot(int digit, int thread) { return digit * stride + column(thread); }
-  TILESORT_HD static constexpr int chunk(int thread) { return padded(thread * Digits); }
-};
-
 // Bits of a scatter rank: (bucket << position_bits) | position in the tile.
 TILESORT_HD constexpr int sample_sort_position_bits(int scatter_tile) { return log2_floor(next_pow2(scatter_tile)); }
 

@@ -15,10 +15,9 @@
 //   3. scan: an exclusive sum over the counts, bucket major (3 launches).
 //   4. scatter: the blocks classify again and write every key (and value) to
 //      the temp buffer at its bucket's offset; within a tile, keys of one
-//      bucket keep their input order (ranked by a stable counting sort of
-//      the (bucket, position) codes' bucket bits; the key and value are read
-//      again by position, from the cache), and tiles follow in input order:
-//      stable.
+//      bucket keep their input order (ranked by a block_sort of (bucket,
+//      position) codes; the key and value are read again by position, from
+//      the cache), and tiles follow in input order: stable.
 //   5. buckets: one block per bucket copies an equal-key bucket, sorts a
 //      bucket of at most a tile in registers (block_sort, stable; a quarter,
 //      half or full tile shape, the smallest that holds it), and sorts
@@ -93,10 +92,6 @@ struct sample_sort_policy {
   static constexpr int scatter_items = item_bytes <= 8 ? 16 : 8;
   /// Keys a scatter block classifies at once.
   static constexpr int scatter_tile = scatter_threads * scatter_items;
-  /// A scatter tile's keys are ranked within their buckets by a stable
-  /// counting sort of the bucket numbers, rank_digit_bits per pass (3 passes
-  /// for 8191 buckets); 16-bit counters per (digit, thread).
-  static constexpr int rank_digit_bits = 5;
   /// Scatter blocks (counters: buckets x blocks, 8 bytes each): about
   /// n / (buckets x keys_per_counter), so that the counters grow slower than
   /// the keys, but at least min_scatter_blocks (2 per SM of an H100, 132 SMs)

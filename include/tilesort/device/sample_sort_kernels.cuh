@@ -9,11 +9,10 @@
 //   scan:      three kernels turn the counts (bucket major) into exclusive
 //              offsets: chunk sums, a one-block scan of those, the chunks;
 //   scatter:   each scatter block classifies its tiles again, in order; a
-//              tile's (bucket, position) codes are ranked by a stable
-//              counting sort of their bucket bits (a few digits of
-//              rank_digit_bits), so a key's place in its bucket follows the
-//              input order, and the keys are written to the temp buffer
-//              bucket by bucket (read again by position);
+//              tile's keys are ranked by sorting (bucket, position) codes
+//              with block_sort, so a key's place in its bucket follows the
+//              input order, and written to the temp buffer bucket by bucket
+//              (read again by position);
 //   buckets:   one block per bucket: an equal-key bucket is copied, a bucket
 //              of at most one tile is loaded, sorted (block_sort, stable, the
 //              smallest of three tile shapes that holds it) and stored; a
@@ -201,96 +200,29 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
-// ------------------------------------------------------------------ tile ranks
-// Stable counting sort of a scatter tile's (bucket, position) codes by their
-// bucket bits, least significant digit first, DigitBits per pass. A pass
-// counts each thread's digits (blocked: thread t holds ranks [t x Items,
-// (t + 1) x Items) of the previous pass, input positions before the first),
-// scans the counts digit-major and thread-minor, so equal digits keep thread
-// order, then item order (stable), and moves every code to its rank.
-// Counters: one 16-bit count per (digit, thread) (at most a tile after the
-// scan); each thread touches only its own column except in the scan.
-template <int Threads, int Items, int DigitBits>
-struct sample_sort_code_ranker {
-  static constexpr int digits = 1 << DigitBits;
-  using layout = sample_sort_rank_layout<Threads, digits>;
-  static constexpr int stride = layout::stride;
-  static_assert(Threads * Items <= 65535, "ranks fit 16-bit counters");
-  struct temp_storage {
-    unsigned short counts[layout::slots];
-    std::int64_t warp_sums[Threads / 32 + 1];
-  };
-
-  // codes: this thread's Items codes, blocked, in input order. Afterwards
-  // sorted[sample_sort_padded(r)] holds the code of rank r (by the bits
-  // [shift, shift + bits)), ties in input order. Every thread of the block
-  // calls this; it ends with a barrier.
-  TILESORT_DEVICE static void rank(unsigned (&codes)[Items], int shift, int bits, temp_storage& storage,
-                                   unsigned* sorted) {
-    const int t = static_cast<int>(threadIdx.x);
-    unsigned short* column = storage.counts + layout::column(t);  // this thread's counters, stride apart
-    const int chunk = layout::chunk(t);                            // this thread's scan chunk
-    for (int low = 0; low < bits; low += DigitBits) {
-      const int digit_shift = shift + low;
-#pragma unroll
-      for (int d = 0; d < digits; ++d) column[d * stride] = 0;
-      unsigned short before[Items];  // earlier codes of this thread with the same digit
-#pragma unroll
-      for (int i = 0; i < Items; ++i) {
-        unsigned short& count = column[static_cast<int>((codes[i] >> digit_shift) & (digits - 1)) * stride];
-        before[i] = count;
-        count = static_cast<unsigned short>(before[i] + 1);
-      }
-      __syncthreads();
-      // Exclusive scan, digit major: thread t takes counters [t x digits, (t + 1) x digits).
-      int sum = 0;
-#pragma unroll
-      for (int k = 0; k < digits; ++k) sum += storage.counts[chunk + k];
-      std::int64_t total = 0;
-      int running = static_cast<int>(block_exclusive_sum<Threads>(sum, storage.warp_sums, total));
-#pragma unroll
-      for (int k = 0; k < digits; ++k) {
-        const int count = storage.counts[chunk + k];
-        storage.counts[chunk + k] = static_cast<unsigned short>(running);
-        running += count;
-      }
-      __syncthreads();
-#pragma unroll
-      for (int i = 0; i < Items; ++i) {
-        const int rank = column[static_cast<int>((codes[i] >> digit_shift) & (digits - 1)) * stride] + before[i];
-        sorted[sample_sort_padded(rank)] = codes[i];
-      }
-      __syncthreads();
-      if (low + DigitBits < bits) {
-#pragma unroll
-        for (int i = 0; i < Items; ++i) codes[i] = sorted[sample_sort_padded(t * Items + i)];
-      }
-    }
-  }
-};
-
 // ------------------------------------------------------------------ scatter
-// Shared memory of a scatter block: the tree, one 64-bit position per bucket,
-// the ranks' counters and the tile's codes (8191 buckets and 4-byte keys:
-// 16 + 64 + 16.3 + 16.5 KB, two blocks per SM of an H100). The tile's keys
-// are not staged: the writes read them again by position (cache hits: the
-// block has just loaded them).
+// Shared memory of a scatter block: the tree, one 64-bit position per bucket
+// and the tile's codes (8191 buckets and 4-byte keys: 16 + 64 + 17 KB, two
+// blocks per SM). The tile's keys are not staged: the writes read them again
+// by position (cache hits: the block has just loaded them).
 template <typename Key, typename Policy>
 struct sample_sort_scatter_storage {
   static constexpr int tile = Policy::scatter_tile;
   static constexpr int max_buckets = 2 * sample_sort_tree<Key, Policy::max_levels>::max_splitters + 1;
-  using ranker = sample_sort_code_ranker<Policy::scatter_threads, Policy::scatter_items, Policy::rank_digit_bits>;
+  using rank_sort = block_sort<unsigned, Policy::scatter_threads, Policy::scatter_items>;
   sample_sort_tree<Key, Policy::max_levels> tree;
   // This block's next output position in each bucket; while a tile is
   // written, that position minus the rank of the bucket's first key in the
   // tile, so a key goes to next[bucket] + its rank.
   std::int64_t next[max_buckets];
-  typename ranker::temp_storage rank;
-  unsigned codes[sample_sort_padded(tile)];  // by position, then by rank (padded index)
+  union {
+    typename rank_sort::temp_storage sort;
+    unsigned codes[tile];  // sorted (bucket, position) codes
+  } ranks;
 };
 
 template <typename Policy, typename Key, typename Value, typename Compare>
-__global__ void __launch_bounds__(Policy::scatter_threads, 2)
+__global__ void __launch_bounds__(Policy::scatter_threads)
     sample_sort_scatter_kernel(const Key* keys_in, const Value* values_in, const Key* splitters,
                                const std::int64_t* offsets, Key* keys_dst, Value* values_dst, sample_sort_plan plan,
                                Compare comp) {
@@ -308,39 +240,38 @@ __global__ void __launch_bounds__(Policy::scatter_threads, 2)
   storage.tree.load(splitters, plan);
   for (int b = t; b < plan.buckets; b += threads) storage.next[b] = offsets[plan.counter(b, block)];
   __syncthreads();
-  auto code_at = [&](int rank) { return storage.codes[sample_sort_padded(rank)]; };
   for (std::int64_t tile_index = plan.first_tile(block); tile_index < plan.end_tile(block); ++tile_index) {
     const std::int64_t base = tile_index * tile;
     const int valid = plan.n - base < tile ? static_cast<int>(plan.n - base) : tile;
-#pragma unroll
-    for (int k = 0; k < items; ++k) {
-      const int j = t + k * threads;  // striped: coalesced loads; padding codes (all ones) rank last
-      storage.codes[sample_sort_padded(j)] =
-          j < valid
-              ? (unsigned(storage.tree.bucket(keys_in[base + j], plan.levels, comp)) << position_bits) | unsigned(j)
-              : 0xffffffffu;
-    }
-    __syncthreads();
     unsigned codes[items];
 #pragma unroll
-    for (int i = 0; i < items; ++i) codes[i] = storage.codes[sample_sort_padded(t * items + i)];  // blocked
-    // The ranker's first barrier comes before it rewrites storage.codes.
-    storage_type::ranker::rank(codes, position_bits, plan.levels + 1, storage.rank, storage.codes);
+    for (int k = 0; k < items; ++k) {
+      const int j = t + k * threads;  // striped: coalesced loads
+      codes[k] = 0xffffffffu;
+      if (j < valid)
+        codes[k] = (unsigned(storage.tree.bucket(keys_in[base + j], plan.levels, comp)) << position_bits) | unsigned(j);
+    }
+    typename storage_type::rank_sort(storage.ranks.sort).sort(codes);
+    __syncthreads();  // the sort's storage becomes the codes
+#pragma unroll
+    for (int i = 0; i < items; ++i) storage.ranks.codes[t * items + i] = codes[i];
+    __syncthreads();
     for (int rank = t; rank < valid; rank += threads) {  // a bucket's first key: next[bucket] - rank
-      const unsigned bucket = code_at(rank) >> position_bits;
-      if (rank == 0 || (code_at(rank - 1) >> position_bits) != bucket) storage.next[bucket] -= rank;
+      const unsigned bucket = storage.ranks.codes[rank] >> position_bits;
+      if (rank == 0 || (storage.ranks.codes[rank - 1] >> position_bits) != bucket) storage.next[bucket] -= rank;
     }
     __syncthreads();
     for (int rank = t; rank < valid; rank += threads) {  // consecutive ranks of a bucket: consecutive outputs
-      const unsigned code = code_at(rank);
+      const unsigned code = storage.ranks.codes[rank];
       const std::int64_t dst = storage.next[code >> position_bits] + rank;
       keys_dst[dst] = keys_in[base + (code & position_mask)];
       if constexpr (pairs) values_dst[dst] = values_in[base + (code & position_mask)];
     }
     __syncthreads();  // next[] read by all
     for (int rank = t; rank < valid; rank += threads) {  // a bucket's last key: back to the next position
-      const unsigned bucket = code_at(rank) >> position_bits;
-      if (rank == valid - 1 || (code_at(rank + 1) >> position_bits) != bucket) storage.next[bucket] += rank + 1;
+      const unsigned bucket = storage.ranks.codes[rank] >> position_bits;
+      if (rank == valid - 1 || (storage.ranks.codes[rank + 1] >> position_bits) != bucket)
+        storage.next[bucket] += rank + 1;
     }
     __syncthreads();  // codes and next[] are rewritten by the next tile
   }
