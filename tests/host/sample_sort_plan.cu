@@ -84,6 +84,14 @@ TEST(SampleSortTree, ClassifyMatchesBruteForce) {
         ASSERT_LT(bucket, 2 * count + 1);
         if (is_equal_bucket(bucket)) ASSERT_EQ(key, sorted[(bucket - 1) / 2]);
       }
+      // Several keys at once: the same buckets.
+      for (int round = 0; round < 50; ++round) {
+        int keys[5];
+        int buckets[5];
+        for (int& k : keys) k = static_cast<int>(rng() % (spread + 4)) - 2;
+        classify_keys(tree.data(), levels, keys, buckets, tilesort::less{});
+        for (int k = 0; k < 5; ++k) ASSERT_EQ(brute_bucket(sorted, keys[k]), buckets[k]) << "key " << keys[k];
+      }
     }
   }
 }
@@ -235,6 +243,17 @@ TEST(SampleSortPlan, TreeDepthFollowsKeySize) {
   const sample_sort_plan p = make_sample_sort_plan(std::int64_t(1) << 24, 4, 0, u32_policy::shape());
   EXPECT_EQ(12, p.levels);
   EXPECT_LE(2 * p.n, std::int64_t(p.splitters + 1) * u32_policy::bucket_tile);
+}
+
+TEST(SampleSortPlan, ScatterStorageFitsTwoBlocksPerSm) {
+  // 228 KB of shared memory per SM on an H100 / H200, 1 KB reserved per block.
+  constexpr std::size_t sm_bytes = 228 * 1024, reserved = 1024;
+  EXPECT_LE(2 * (sizeof(sample_sort_scatter_storage<std::uint32_t, u32_policy>) + reserved), sm_bytes);
+  EXPECT_LE(2 * (sizeof(sample_sort_scatter_storage<std::uint64_t, pair_policy>) + reserved), sm_bytes);
+  EXPECT_LE(2 * (sizeof(sample_sort_scatter_storage<std::uint64_t, tilesort::sample_sort_policy<8, 0>>) + reserved),
+            sm_bytes);
+  EXPECT_LE(2 * (sizeof(sample_sort_scatter_storage<std::uint32_t, tilesort::sample_sort_policy<4, 4>>) + reserved),
+            sm_bytes);
 }
 
 TEST(SampleSortPlan, BucketShapesHalveTheTile) {

@@ -163,15 +163,34 @@ TILESORT_HD int splitter_tree_slot(int rank, int levels) {
   return (1 << (levels - 1 - height)) | (position >> (height + 1));
 }
 
-// The bucket of `key`: tree[1 .. 2^levels - 1] holds the splitters in tree
-// order (slot 0 unused).
+// The buckets of Items keys: tree[1 .. 2^levels - 1] holds the splitters in
+// tree order (slot 0 unused). The walks advance level by level together, so
+// a thread's tree loads overlap.
+template <int Items, typename Key, typename Compare>
+TILESORT_HD void classify_keys(const Key* tree, int levels, const Key (&keys)[Items], int (&buckets)[Items],
+                               Compare comp) {
+  int slot[Items];
+  TILESORT_UNROLL
+  for (int k = 0; k < Items; ++k) slot[k] = 1;
+  for (int level = 0; level < levels; ++level) {
+    TILESORT_UNROLL
+    for (int k = 0; k < Items; ++k) slot[k] = 2 * slot[k] + (comp(keys[k], tree[slot[k]]) ? 0 : 1);
+  }
+  TILESORT_UNROLL
+  for (int k = 0; k < Items; ++k) {
+    const int not_after = slot[k] - (1 << levels);  // splitters s with !(key < s)
+    const bool equal = not_after > 0 && !comp(tree[splitter_tree_slot(not_after - 1, levels)], keys[k]);
+    buckets[k] = equal ? 2 * not_after - 1 : 2 * not_after;
+  }
+}
+
+// The bucket of one key.
 template <typename Key, typename Compare>
 TILESORT_HD int classify_key(const Key* tree, int levels, const Key& key, Compare comp) {
-  int slot = 1;
-  for (int level = 0; level < levels; ++level) slot = 2 * slot + (comp(key, tree[slot]) ? 0 : 1);
-  const int not_after = slot - (1 << levels);  // splitters s with !(key < s)
-  if (not_after > 0 && !comp(tree[splitter_tree_slot(not_after - 1, levels)], key)) return 2 * not_after - 1;
-  return 2 * not_after;
+  const Key keys[1] = {key};
+  int buckets[1];
+  classify_keys(tree, levels, keys, buckets, comp);
+  return buckets[0];
 }
 
 TILESORT_HD constexpr bool is_equal_bucket(int bucket) { return bucket % 2 == 1; }

@@ -115,11 +115,26 @@ struct sample_sort_tree {
     for (int slot = static_cast<int>(threadIdx.x) + 1; slot <= plan.splitters; slot += blockDim.x)
       tree[slot] = splitters[splitter_tree_rank(slot, plan.levels)];
   }
-  template <typename Compare>
-  TILESORT_DEVICE int bucket(const Key& key, int levels, Compare comp) const {
-    return classify_key(tree, levels, key, comp);
+  template <int Items, typename Compare>
+  TILESORT_DEVICE void classify(const Key (&keys)[Items], int levels, int (&buckets)[Items], Compare comp) const {
+    classify_keys(tree, levels, keys, buckets, comp);
   }
 };
+
+// Load a scatter tile's keys striped (thread t takes positions t + k x
+// Threads: coalesced) and classify them; past `valid` a thread loads the
+// tile's first key (its bucket is not used).
+template <int Threads, int Items, typename Key, int MaxLevels, typename Compare>
+TILESORT_DEVICE void sample_sort_classify_tile(const sample_sort_tree<Key, MaxLevels>& tree, const Key* tile_keys,
+                                               int valid, int levels, int (&buckets)[Items], Compare comp) {
+  Key keys[Items];
+#pragma unroll
+  for (int k = 0; k < Items; ++k) {
+    const int j = static_cast<int>(threadIdx.x) + k * Threads;
+    keys[k] = tile_keys[j < valid ? j : 0];
+  }
+  tree.classify(keys, levels, buckets, comp);
+}
 
 // ------------------------------------------------------------------ histogram
 template <typename Key, int MaxLevels>
@@ -138,11 +153,19 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
   storage.tree.load(splitters, plan);
   for (int b = static_cast<int>(threadIdx.x); b < plan.buckets; b += blockDim.x) storage.counts[b] = 0;
   __syncthreads();
-  const std::int64_t begin = plan.first_tile(block) * Policy::scatter_tile;
-  const std::int64_t end_tile_key = plan.end_tile(block) * Policy::scatter_tile;
-  const std::int64_t end = end_tile_key < plan.n ? end_tile_key : plan.n;
-  for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-    atomicAdd(&storage.counts[storage.tree.bucket(keys[i], plan.levels, comp)], 1u);
+  // Tile by tile as the scatter: scatter_items keys per thread classified
+  // together, then counted.
+  for (std::int64_t tile_index = plan.first_tile(block); tile_index < plan.end_tile(block); ++tile_index) {
+    const std::int64_t base = tile_index * Policy::scatter_tile;
+    const int valid = plan.n - base < Policy::scatter_tile ? static_cast<int>(plan.n - base) : Policy::scatter_tile;
+    int buckets[Policy::scatter_items];
+    sample_sort_classify_tile<Policy::scatter_threads>(storage.tree, keys + base, valid, plan.levels, buckets, comp);
+#pragma unroll
+    for (int k = 0; k < Policy::scatter_items; ++k) {
+      if (static_cast<int>(threadIdx.x) + k * Policy::scatter_threads < valid)
+        atomicAdd(&storage.counts[buckets[k]], 1u);
+    }
+  }
   __syncthreads();
   for (int b = static_cast<int>(threadIdx.x); b < plan.buckets; b += blockDim.x)
     counters[plan.counter(b, block)] = storage.counts[b];
@@ -243,13 +266,13 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
   for (std::int64_t tile_index = plan.first_tile(block); tile_index < plan.end_tile(block); ++tile_index) {
     const std::int64_t base = tile_index * tile;
     const int valid = plan.n - base < tile ? static_cast<int>(plan.n - base) : tile;
+    int buckets[items];
+    sample_sort_classify_tile<threads>(storage.tree, keys_in + base, valid, plan.levels, buckets, comp);
     unsigned codes[items];
 #pragma unroll
     for (int k = 0; k < items; ++k) {
-      const int j = t + k * threads;  // striped: coalesced loads
-      codes[k] = 0xffffffffu;
-      if (j < valid)
-        codes[k] = (unsigned(storage.tree.bucket(keys_in[base + j], plan.levels, comp)) << position_bits) | unsigned(j);
+      const int j = t + k * threads;  // striped
+      codes[k] = j < valid ? (unsigned(buckets[k]) << position_bits) | unsigned(j) : 0xffffffffu;
     }
     typename storage_type::rank_sort(storage.ranks.sort).sort(codes);
     __syncthreads();  // the sort's storage becomes the codes
