@@ -29,7 +29,9 @@ using policy_for = tilesort::detail::sample_sort_policy_for<
 
 // Sizes around every edge: tiny, the scatter tile, the bucket tile (the
 // direct sort ends there), one more level of splitters at each doubling,
-// buckets larger than a tile (few splitters for many keys), primes.
+// buckets larger than a tile (few splitters for many keys), primes, and
+// (large cases) the deepest trees: 2^23 + 5 keys take 4095 splitters with
+// 4-byte keys, 2047 with 8-byte keys.
 template <typename Policy>
 std::vector<std::int64_t> edge_sizes(bool with_large) {
   const std::int64_t b = Policy::bucket_tile, s = Policy::scatter_tile;
@@ -41,7 +43,7 @@ std::vector<std::int64_t> edge_sizes(bool with_large) {
     sizes.push_back(n);
   if (with_large)
     for (std::int64_t n : {(std::int64_t(1) << 20) - 1, (std::int64_t(1) << 20) + 1, (std::int64_t(1) << 22) + 3,
-                           std::int64_t(4194301)})
+                           std::int64_t(4194301), (std::int64_t(1) << 23) + 5})
       sizes.push_back(n);
   return sizes;
 }

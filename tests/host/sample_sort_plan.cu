@@ -23,7 +23,7 @@ using wide_policy = tilesort::sample_sort_policy<16, 4>;
 
 // ------------------------------------------------------------------ splitter tree
 TEST(SampleSortTree, SlotsAreAPermutationInSortedOrder) {
-  for (int levels = 1; levels <= 10; ++levels) {
+  for (int levels = 1; levels <= 12; ++levels) {
     const int splitters = (1 << levels) - 1;
     std::vector<int> ranks;
     for (int slot = 1; slot <= splitters; ++slot) ranks.push_back(splitter_tree_rank(slot, levels));
@@ -48,6 +48,12 @@ TEST(SampleSortTree, SlotsAreAPermutationInSortedOrder) {
   }
 }
 
+TEST(SampleSortTree, SlotOfRankInvertsRankOfSlot) {
+  for (int levels = 1; levels <= 12; ++levels)
+    for (int slot = 1; slot < (1 << levels); ++slot)
+      ASSERT_EQ(slot, splitter_tree_slot(splitter_tree_rank(slot, levels), levels)) << "levels " << levels;
+}
+
 // Brute force: buckets 2j between s_{j-1} and s_j, 2j + 1 equal to s_j.
 int brute_bucket(const std::vector<int>& sorted, int key) {
   const int not_after = static_cast<int>(std::upper_bound(sorted.begin(), sorted.end(), key) - sorted.begin());
@@ -65,7 +71,7 @@ TEST(SampleSortTree, ClassifyMatchesBruteForce) {
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
-  for (int levels = 1; levels <= 8; ++levels) {
+  for (int levels = 1; levels <= 12; ++levels) {
     for (int spread : {3, 20, 1000}) {  // few values: many repeated splitters
       const int count = (1 << levels) - 1;
       std::vector<int> sorted(count);
@@ -73,10 +79,18 @@ TEST(SampleSortTree, ClassifyMatchesBruteForce) {
       std::sort(sorted.begin(), sorted.end());
       const std::vector<int> tree = tree_of(sorted, levels);
       for (int key = -2; key < spread + 2; ++key) {
-        const int bucket = classify_key(tree.data(), sorted.data(), levels, key, tilesort::less{});
+        const int bucket = classify_key(tree.data(), levels, key, tilesort::less{});
         ASSERT_EQ(brute_bucket(sorted, key), bucket) << "levels " << levels << " key " << key;
         ASSERT_LT(bucket, 2 * count + 1);
         if (is_equal_bucket(bucket)) ASSERT_EQ(key, sorted[(bucket - 1) / 2]);
+      }
+      // Several keys at once: the same buckets.
+      for (int round = 0; round < 50; ++round) {
+        int keys[5];
+        int buckets[5];
+        for (int& k : keys) k = static_cast<int>(rng() % (spread + 4)) - 2;
+        classify_keys(tree.data(), levels, keys, buckets, tilesort::less{});
+        for (int k = 0; k < 5; ++k) ASSERT_EQ(brute_bucket(sorted, keys[k]), buckets[k]) << "key " << keys[k];
       }
     }
   }
@@ -86,9 +100,9 @@ TEST(SampleSortTree, AllSplittersEqualLeaveThreeBuckets) {
   const int levels = 4;
   const std::vector<int> sorted(15, 7);
   const std::vector<int> tree = tree_of(sorted, levels);
-  EXPECT_EQ(0, classify_key(tree.data(), sorted.data(), levels, 6, tilesort::less{}));
-  EXPECT_EQ(29, classify_key(tree.data(), sorted.data(), levels, 7, tilesort::less{}));  // equal to the last
-  EXPECT_EQ(30, classify_key(tree.data(), sorted.data(), levels, 8, tilesort::less{}));
+  EXPECT_EQ(0, classify_key(tree.data(), levels, 6, tilesort::less{}));
+  EXPECT_EQ(29, classify_key(tree.data(), levels, 7, tilesort::less{}));  // equal to the last
+  EXPECT_EQ(30, classify_key(tree.data(), levels, 8, tilesort::less{}));
 }
 
 TEST(SampleSortTree, GreaterOrderReversesBuckets) {
@@ -98,7 +112,7 @@ TEST(SampleSortTree, GreaterOrderReversesBuckets) {
   for (int slot = 1; slot <= 7; ++slot) tree[slot] = sorted[splitter_tree_rank(slot, levels)];
   int last = -1;
   for (int key = 100; key >= 0; --key) {  // descending keys: buckets never go back
-    const int bucket = classify_key(tree.data(), sorted.data(), levels, key, tilesort::greater{});
+    const int bucket = classify_key(tree.data(), levels, key, tilesort::greater{});
     ASSERT_GE(bucket, last);
     last = bucket;
   }
@@ -152,6 +166,13 @@ void check_plan(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes) 
   EXPECT_LE(p.samples, n);
   EXPECT_EQ(ceil_div(n, Policy::scatter_tile), p.tiles);
   EXPECT_LE(p.scatter_blocks, Policy::max_scatter_blocks);
+  // As many blocks as n / (buckets x keys_per_counter) asks for, within
+  // [min_scatter_blocks, max_scatter_blocks] and at most one per tile (the
+  // ceiling of tiles per block may leave fewer, never under half).
+  std::int64_t wanted = n / (std::int64_t(p.buckets) * Policy::keys_per_counter);
+  wanted = std::min<std::int64_t>(std::max<std::int64_t>(wanted, Policy::min_scatter_blocks), Policy::max_scatter_blocks);
+  EXPECT_LE(p.scatter_blocks, std::min(wanted, p.tiles));
+  EXPECT_GT(2 * p.scatter_blocks, std::min(wanted, p.tiles));
   EXPECT_EQ(0, p.first_tile(0));
   EXPECT_EQ(p.tiles, p.end_tile(p.scatter_blocks - 1));
   EXPECT_LT(p.first_tile(p.scatter_blocks - 1), p.tiles);  // no block without a tile
@@ -166,7 +187,12 @@ void check_plan(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes) 
   EXPECT_GE(p.counters_offset, p.splitters_offset + std::size_t(p.splitters) * key_bytes);
   EXPECT_GE(p.partials_offset, p.counters_offset + std::size_t(p.counters) * 8);
   EXPECT_GE(p.total_bytes, p.partials_offset + std::size_t(p.scan_chunks) * 8);
-  const std::size_t bookkeeping = 2047 * 1024 * 8 + 2047 * 1024 * 8 / Policy::scan_chunk + 1023 * key_bytes + 5 * 256;
+  // Counters: at most max(buckets x min_scatter_blocks, n / keys_per_counter).
+  const std::int64_t max_counters =
+      std::max<std::int64_t>(std::int64_t(p.buckets) * Policy::min_scatter_blocks, n / Policy::keys_per_counter);
+  EXPECT_LE(p.counters, max_counters);
+  const std::size_t bookkeeping = std::size_t(max_counters) * 8 + std::size_t(max_counters) * 8 / Policy::scan_chunk +
+                                  8 + std::size_t(p.splitters) * key_bytes + 5 * 256;
   EXPECT_LE(p.total_bytes, std::size_t(n) * (key_bytes + value_bytes) + bookkeeping);
 }
 
@@ -193,9 +219,49 @@ TEST(SampleSortPlan, ScatterCodesFit) {
   for (int tile : {u32_policy::scatter_tile, pair_policy::scatter_tile, wide_policy::scatter_tile}) {
     const int bits = sample_sort_position_bits(tile);
     EXPECT_GE(1 << bits, tile);
-    const unsigned largest = (2046u << bits) | unsigned(tile - 1);
+    const unsigned largest = (8190u << bits) | unsigned(tile - 1);
     EXPECT_LT(largest, 0xffffffffu);
   }
+}
+
+TEST(SampleSortPlan, TreeDepthFollowsKeySize) {
+  EXPECT_EQ(12, sample_sort_max_levels(1, 16384));
+  EXPECT_EQ(12, sample_sort_max_levels(4, 16384));
+  EXPECT_EQ(11, sample_sort_max_levels(8, 16384));
+  EXPECT_EQ(10, sample_sort_max_levels(12, 16384));
+  EXPECT_EQ(10, sample_sort_max_levels(16, 16384));
+  EXPECT_EQ(9, sample_sort_max_levels(32, 16384));
+  EXPECT_EQ(1, sample_sort_max_levels(16384, 16384));
+  for (std::size_t key_bytes : {1, 2, 4, 8, 12, 16, 32, 100}) {
+    const int levels = sample_sort_max_levels(key_bytes, 16384);
+    if (levels > 1) EXPECT_LE(((std::size_t(1) << levels) - 1) * key_bytes, 16384u) << key_bytes;
+  }
+  EXPECT_EQ(12, u32_policy::max_levels);
+  EXPECT_EQ(11, pair_policy::max_levels);
+  EXPECT_EQ(10, wide_policy::max_levels);
+  // 4-byte keys: buckets of at most half a tile on average up to 2^24 keys.
+  const sample_sort_plan p = make_sample_sort_plan(std::int64_t(1) << 24, 4, 0, u32_policy::shape());
+  EXPECT_EQ(12, p.levels);
+  EXPECT_LE(2 * p.n, std::int64_t(p.splitters + 1) * u32_policy::bucket_tile);
+}
+
+TEST(SampleSortPlan, ScatterStorageFitsTwoBlocksPerSm) {
+  // 228 KB of shared memory per SM on an H100 / H200, 1 KB reserved per block.
+  constexpr std::size_t sm_bytes = 228 * 1024, reserved = 1024;
+  EXPECT_LE(2 * (sizeof(sample_sort_scatter_storage<std::uint32_t, u32_policy>) + reserved), sm_bytes);
+  EXPECT_LE(2 * (sizeof(sample_sort_scatter_storage<std::uint64_t, pair_policy>) + reserved), sm_bytes);
+  EXPECT_LE(2 * (sizeof(sample_sort_scatter_storage<std::uint64_t, tilesort::sample_sort_policy<8, 0>>) + reserved),
+            sm_bytes);
+  EXPECT_LE(2 * (sizeof(sample_sort_scatter_storage<std::uint32_t, tilesort::sample_sort_policy<4, 4>>) + reserved),
+            sm_bytes);
+}
+
+TEST(SampleSortPlan, BucketShapesHalveTheTile) {
+  EXPECT_EQ(u32_policy::bucket_tile, 2 * u32_policy::bucket_threads * u32_policy::bucket_items_half);
+  EXPECT_EQ(u32_policy::bucket_tile, 4 * u32_policy::bucket_threads * u32_policy::bucket_items_quarter);
+  EXPECT_EQ(wide_policy::bucket_tile, 2 * wide_policy::bucket_threads * wide_policy::bucket_items_half);
+  using widest = tilesort::sample_sort_policy<16, 16>;
+  EXPECT_EQ(1, widest::bucket_items_quarter);
 }
 
 // ------------------------------------------------------------------ the whole sort, simulated
@@ -220,7 +286,7 @@ void simulate(const std::vector<int>& keys, std::int64_t* largest = nullptr) {
   for (std::int64_t block = 0; block < p.scatter_blocks; ++block)
     for (std::int64_t i = p.first_tile(block) * policy::scatter_tile;
          i < std::min(n, p.end_tile(block) * policy::scatter_tile); ++i) {
-      bucket_of[i] = classify_key(tree.data(), sorted.data(), p.levels, keys[i], tilesort::less{});
+      bucket_of[i] = classify_key(tree.data(), p.levels, keys[i], tilesort::less{});
       ++counters[p.counter(bucket_of[i], block)];
     }
   std::int64_t running = 0;

@@ -13,12 +13,14 @@
 // The splitter tree is the implicit (Eytzinger) binary search tree of the
 // splitters: slot 1 is the root, the children of slot i are 2i and 2i + 1;
 // a key walks `levels` steps, one comparison each, to the number of
-// splitters not after it, and one more comparison with that splitter tells
-// "between" from "equal".
+// splitters not after it, and one more comparison with that splitter (found
+// in the same tree by its rank) tells "between" from "equal".
 // Counts and offsets: one 64-bit entry per (bucket, scatter block), bucket
 // major, so an exclusive scan over the flat array gives each block the first
 // output position of its keys of each bucket, buckets in order and blocks in
-// input order (hence stable).
+// input order (hence stable). The more buckets, the fewer scatter blocks
+// (about n / (buckets x keys_per_counter), at least min_scatter_blocks), so
+// the counters grow slower than the keys.
 #pragma once
 
 #include <cstddef>
@@ -33,12 +35,22 @@ namespace tilesort::detail {
 struct sample_sort_shape {
   int bucket_tile;         // keys one block sorts in registers (a bucket up to this is one pass)
   int scatter_tile;        // keys a scatter block classifies at once (ranks fit 32 bits with the bucket)
-  int max_scatter_blocks;  // scatter blocks (each takes consecutive tiles): bounds the counters
+  int min_scatter_blocks;  // scatter blocks (each takes consecutive tiles): at least this many (to fill the GPU),
+  int max_scatter_blocks;  // at most this many,
+  int keys_per_counter;    // and about n / (buckets x keys_per_counter) in between
   int max_levels;          // splitter tree depth: at most 2^max_levels - 1 splitters
   int sample_tile;         // samples sorted by one block
   int oversampling;        // samples per bucket (fewer when sample_tile is reached)
   int scan_chunk;          // counters one block of the scan sums
 };
+
+// The deepest splitter tree whose 2^levels - 1 keys of key_bytes fit
+// tree_bytes, at most 12 levels (8191 buckets: 13 bits of a scatter code).
+TILESORT_HD constexpr int sample_sort_max_levels(std::size_t key_bytes, std::size_t tree_bytes) {
+  int levels = 1;
+  while (levels < 12 && (std::size_t(2) << levels) * key_bytes <= tree_bytes) ++levels;
+  return levels;
+}
 
 // Bits of a scatter rank: (bucket << position_bits) | position in the tile.
 TILESORT_HD constexpr int sample_sort_position_bits(int scatter_tile) { return log2_floor(next_pow2(scatter_tile)); }
@@ -92,7 +104,10 @@ TILESORT_HD sample_sort_plan make_sample_sort_plan(std::int64_t n, std::size_t k
   std::int64_t samples = wanted < shape.sample_tile ? wanted : shape.sample_tile;
   p.samples = static_cast<int>(samples < p.n ? samples : p.n);
   p.tiles = ceil_div(p.n, shape.scatter_tile);
-  p.tiles_per_block = ceil_div(p.tiles, shape.max_scatter_blocks);
+  std::int64_t blocks = p.n / (std::int64_t(p.buckets) * shape.keys_per_counter);
+  if (blocks < shape.min_scatter_blocks) blocks = shape.min_scatter_blocks;
+  if (blocks > shape.max_scatter_blocks) blocks = shape.max_scatter_blocks;
+  p.tiles_per_block = ceil_div(p.tiles, blocks);
   p.scatter_blocks = ceil_div(p.tiles, p.tiles_per_block);
   p.counters = std::int64_t(p.buckets) * p.scatter_blocks;
   p.scan_chunks = ceil_div(p.counters, shape.scan_chunk);
@@ -139,15 +154,43 @@ TILESORT_HD int splitter_tree_rank(int slot, int levels) {
   return ((2 * index_in_level + 1) << (levels - 1 - depth)) - 1;
 }
 
-// The bucket of `key`: tree[1 .. 2^levels - 1] in tree order, sorted[0 ..
-// 2^levels - 2] in order (the same splitters).
+// Tree slot of the splitter of rank `rank` (0 <= rank <= 2^levels - 2), the
+// inverse of splitter_tree_rank: in-order position rank + 1 = (odd) << height,
+// where height counts the levels below the slot.
+TILESORT_HD int splitter_tree_slot(int rank, int levels) {
+  const int position = rank + 1;
+  const int height = lowest_set_bit(static_cast<unsigned>(position));
+  return (1 << (levels - 1 - height)) | (position >> (height + 1));
+}
+
+// The buckets of Items keys: tree[1 .. 2^levels - 1] holds the splitters in
+// tree order (slot 0 unused). The walks advance level by level together, so
+// a thread's tree loads overlap.
+template <int Items, typename Key, typename Compare>
+TILESORT_HD void classify_keys(const Key* tree, int levels, const Key (&keys)[Items], int (&buckets)[Items],
+                               Compare comp) {
+  int slot[Items];
+  TILESORT_UNROLL
+  for (int k = 0; k < Items; ++k) slot[k] = 1;
+  for (int level = 0; level < levels; ++level) {
+    TILESORT_UNROLL
+    for (int k = 0; k < Items; ++k) slot[k] = 2 * slot[k] + (comp(keys[k], tree[slot[k]]) ? 0 : 1);
+  }
+  TILESORT_UNROLL
+  for (int k = 0; k < Items; ++k) {
+    const int not_after = slot[k] - (1 << levels);  // splitters s with !(key < s)
+    const bool equal = not_after > 0 && !comp(tree[splitter_tree_slot(not_after - 1, levels)], keys[k]);
+    buckets[k] = equal ? 2 * not_after - 1 : 2 * not_after;
+  }
+}
+
+// The bucket of one key.
 template <typename Key, typename Compare>
-TILESORT_HD int classify_key(const Key* tree, const Key* sorted, int levels, const Key& key, Compare comp) {
-  int slot = 1;
-  for (int level = 0; level < levels; ++level) slot = 2 * slot + (comp(key, tree[slot]) ? 0 : 1);
-  const int not_after = slot - (1 << levels);  // splitters s with !(key < s)
-  if (not_after > 0 && !comp(sorted[not_after - 1], key)) return 2 * not_after - 1;
-  return 2 * not_after;
+TILESORT_HD int classify_key(const Key* tree, int levels, const Key& key, Compare comp) {
+  const Key keys[1] = {key};
+  int buckets[1];
+  classify_keys(tree, levels, keys, buckets, comp);
+  return buckets[0];
 }
 
 TILESORT_HD constexpr bool is_equal_bucket(int bucket) { return bucket % 2 == 1; }

@@ -6,7 +6,8 @@
 // detail/sample_sort_plan.cuh):
 //   1. sample: one block sorts `samples` keys drawn from strata of the input
 //      and keeps S = 2^levels - 1 evenly spaced ones as splitters (levels
-//      from n: buckets of about half a bucket tile, at most 2^max_levels).
+//      from n: buckets of about half a bucket tile, at most 2^max_levels:
+//      4096 range buckets for 4-byte keys).
 //   2. histogram: scatter blocks (each a run of consecutive tiles) classify
 //      every key with the splitter tree in shared memory into one of 2S + 1
 //      buckets: between two splitters, or equal to one (equal-key buckets
@@ -15,19 +16,22 @@
 //   4. scatter: the blocks classify again and write every key (and value) to
 //      the temp buffer at its bucket's offset; within a tile, keys of one
 //      bucket keep their input order (ranked by a block_sort of (bucket,
-//      position) codes), and tiles follow in input order: stable.
+//      position) codes; the key and value are read again by position, from
+//      the cache), and tiles follow in input order: stable.
 //   5. buckets: one block per bucket copies an equal-key bucket, sorts a
-//      bucket of at most a tile in registers (block_sort, stable), and sorts
+//      bucket of at most a tile in registers (block_sort, stable; a quarter,
+//      half or full tile shape, the smallest that holds it), and sorts
 //      a larger one tile by tile and merges the tiles itself (pairwise
 //      passes through global memory, temp and output alternating).
-// Cost: keys read 3 times and written twice (+ the sample), 7 launches; no
+// Cost: keys read 3 times and written twice (+ the sample, + the scatter's
+// second read of its tile, from the cache), 7 launches; no
 // host synchronisation (bucket sizes stay on the device; the bucket grid is
 // the bucket count), so the call can be captured in a CUDA graph. n <= one
 // bucket tile: one launch, keys_in -> keys_out; n == 1: a copy; n == 0:
 // nothing.
 // Temp storage: n keys (+ n values), the splitters, 8 bytes per (bucket,
-// scatter block) counter (at most 2047 x 1024) and per scan chunk; 1 byte
-// when one tile holds everything.
+// scatter block) counter (at most max(8191 x 264, n / 16)) and per scan
+// chunk; 1 byte when one tile holds everything.
 // In place (keys_out == keys_in) works: the scatter reads the input and
 // writes the temp buffer, the bucket sorts read the temp buffer.
 //
@@ -53,9 +57,11 @@ namespace tilesort {
 
 // ------------------------------------------------------------------ tuning
 /// Tuning of sample_sort_keys / sample_sort_pairs for items of KeyBytes +
-/// ValueBytes bytes (ValueBytes = 0 for keys only). First shapes, not yet
-/// tuned: the bucket sorts take the merge sort's blocksort tile. Measurements
-/// and where the time goes: docs/tuning/sample_sort.md.
+/// ValueBytes bytes (ValueBytes = 0 for keys only). Shapes chosen from the
+/// first version's H100/H200 profile, not yet tuned by measurement: the
+/// bucket sorts take the merge sort's blocksort tile (and its half and
+/// quarter), up to 4095 splitters so that buckets fit a tile up to 2^24 u32
+/// keys. Measurements and where the time goes: docs/tuning/sample_sort.md.
 ///
 /// @code
 /// using policy = tilesort::sample_sort_policy<sizeof(std::uint32_t), 0>;
@@ -72,6 +78,13 @@ struct sample_sort_policy {
   static constexpr int bucket_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
   /// Items a bucket sort holds at once; larger buckets are merged.
   static constexpr int bucket_tile = bucket_threads * bucket_items;
+  /// Smaller shapes in the same kernel: a bucket of at most
+  /// bucket_threads x bucket_items_half (_quarter) items is sorted with that
+  /// many items per thread, so an average bucket (half a tile) does not pay
+  /// for a padded full tile.
+  static constexpr int bucket_items_half = bucket_items / 2;
+  /// @copydoc bucket_items_half
+  static constexpr int bucket_items_quarter = bucket_items / 4 > 0 ? bucket_items / 4 : 1;
   /// Classification and scatter: tiles of scatter_threads x scatter_items
   /// keys (ranks fit in 12 bits).
   static constexpr int scatter_threads = 256;
@@ -79,16 +92,30 @@ struct sample_sort_policy {
   static constexpr int scatter_items = item_bytes <= 8 ? 16 : 8;
   /// Keys a scatter block classifies at once.
   static constexpr int scatter_tile = scatter_threads * scatter_items;
-  /// At most this many scatter blocks (counters: buckets x blocks).
+  /// Scatter blocks (counters: buckets x blocks, 8 bytes each): about
+  /// n / (buckets x keys_per_counter), so that the counters grow slower than
+  /// the keys, but at least min_scatter_blocks (2 per SM of an H100, 132 SMs)
+  /// and at most max_scatter_blocks.
+  static constexpr int min_scatter_blocks = 264;
+  /// @copydoc min_scatter_blocks
   static constexpr int max_scatter_blocks = 1024;
-  /// Splitter tree depth: at most 2^max_levels - 1 splitters (2047 buckets).
-  static constexpr int max_levels = 10;
-  /// Samples per bucket (fewer when sample_tile is reached).
+  /// @copydoc min_scatter_blocks
+  static constexpr int keys_per_counter = 16;
+  /// Shared memory the splitter tree may take (one key per splitter): with
+  /// the scatter's other arrays, two scatter blocks fit an SM.
+  static constexpr std::size_t tree_bytes = 16384;
+  /// Splitter tree depth: at most 2^max_levels - 1 splitters, 2^(max_levels +
+  /// 1) - 1 buckets; the deepest tree that fits tree_bytes, at most 12: 12
+  /// levels (4095 splitters) for keys of up to 4 bytes, 11 for 8 bytes, 10
+  /// for 16.
+  static constexpr int max_levels = detail::sample_sort_max_levels(KeyBytes, tree_bytes);
+  /// Samples per bucket (fewer when sample_tile is reached: 4 with 4095
+  /// splitters).
   static constexpr int oversampling = 8;
   /// The sample sort: one block of sample_threads x sample_items keys.
-  static constexpr int sample_threads = 512;
+  static constexpr int sample_threads = 1024;
   /// @copydoc sample_threads
-  static constexpr int sample_items = KeyBytes <= 8 ? 16 : 8;
+  static constexpr int sample_items = KeyBytes <= 8 ? 16 : KeyBytes <= 16 ? 8 : 4;
   /// At most this many samples.
   static constexpr int sample_tile = sample_threads * sample_items;
   /// The counters' exclusive scan: chunks of scan_threads x scan_items.
@@ -100,10 +127,11 @@ struct sample_sort_policy {
 
   /// The shape detail::make_sample_sort_plan works from.
   static constexpr detail::sample_sort_shape shape() {
-    return {bucket_tile, scatter_tile, max_scatter_blocks, max_levels, sample_tile, oversampling, scan_chunk};
+    return {bucket_tile, scatter_tile, min_scatter_blocks, max_scatter_blocks, keys_per_counter,
+            max_levels,  sample_tile,  oversampling,       scan_chunk};
   }
-  static_assert(scatter_tile <= 4096, "positions take 12 bits of a scatter code, buckets 11");
-  static_assert(max_levels <= 10, "at most 2047 buckets");
+  static_assert(scatter_tile <= 4096, "positions take 12 bits of a scatter code, buckets 13");
+  static_assert(max_levels >= 1 && max_levels <= 12, "1 to 4095 splitters, at most 8191 buckets");
 };
 
 namespace detail {
@@ -141,8 +169,7 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
   constexpr bool pairs = sample_sort_has_values<Value>;
   const std::int64_t n = plan.n;
   if (n == 0) return cudaSuccess;
-  using bucket_storage =
-      typename sample_sort_bucket_sorter<Key, Value, policy::bucket_threads, policy::bucket_items>::temp_storage;
+  using bucket_storage = sample_sort_bucket_storage<Key, Value, policy>;
   auto* bucket_kernel = sample_sort_bucket_kernel<policy, Key, Value, Compare>;
   if (plan.direct) {
     if (n == 1 && keys_in == keys_out && (!pairs || values_in == values_out)) return cudaSuccess;
@@ -176,7 +203,7 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
                                            partials));
   TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scatter_kernel<policy, Key, Value, Compare>,
                                            plan.scatter_blocks, policy::scatter_threads,
-                                           sizeof(sample_sort_scatter_storage<Key, Value, policy>), stream, keys_in,
+                                           sizeof(sample_sort_scatter_storage<Key, policy>), stream, keys_in,
                                            values_in, splitters, counters, keys_temp, values_temp, plan, comp));
   return sample_sort_run(bucket_kernel, plan.buckets, policy::bucket_threads, sizeof(bucket_storage), stream,
                          keys_temp, values_temp, keys_out, values_out, static_cast<const std::int64_t*>(counters),

@@ -11,10 +11,12 @@
 //   scatter:   each scatter block classifies its tiles again, in order; a
 //              tile's keys are ranked by sorting (bucket, position) codes
 //              with block_sort, so a key's place in its bucket follows the
-//              input order, and written to the temp buffer bucket by bucket;
+//              input order, and written to the temp buffer bucket by bucket
+//              (read again by position);
 //   buckets:   one block per bucket: an equal-key bucket is copied, a bucket
-//              of at most one tile is loaded, sorted (block_sort, stable) and
-//              stored; a larger one is sorted in tiles and merged by the
+//              of at most one tile is loaded, sorted (block_sort, stable, the
+//              smallest of three tile shapes that holds it) and stored; a
+//              larger one is sorted in tiles and merged by the
 //              same block in passes that alternate between the temp buffer
 //              and the output (merge-path splits in global memory).
 #pragma once
@@ -107,20 +109,32 @@ template <typename Key, int MaxLevels>
 struct sample_sort_tree {
   static constexpr int max_splitters = (1 << MaxLevels) - 1;
   Key tree[max_splitters + 1];  // slot 0 unused
-  Key sorted[max_splitters];
 
   // Every thread of the block; a barrier must follow before use.
   TILESORT_DEVICE void load(const Key* splitters, const sample_sort_plan& plan) {
-    for (int i = static_cast<int>(threadIdx.x); i < plan.splitters; i += blockDim.x) {
-      sorted[i] = splitters[i];
-      tree[i + 1] = splitters[splitter_tree_rank(i + 1, plan.levels)];
-    }
+    for (int slot = static_cast<int>(threadIdx.x) + 1; slot <= plan.splitters; slot += blockDim.x)
+      tree[slot] = splitters[splitter_tree_rank(slot, plan.levels)];
   }
-  template <typename Compare>
-  TILESORT_DEVICE int bucket(const Key& key, int levels, Compare comp) const {
-    return classify_key(tree, sorted, levels, key, comp);
+  template <int Items, typename Compare>
+  TILESORT_DEVICE void classify(const Key (&keys)[Items], int levels, int (&buckets)[Items], Compare comp) const {
+    classify_keys(tree, levels, keys, buckets, comp);
   }
 };
+
+// Load a scatter tile's keys striped (thread t takes positions t + k x
+// Threads: coalesced) and classify them; past `valid` a thread loads the
+// tile's first key (its bucket is not used).
+template <int Threads, int Items, typename Key, int MaxLevels, typename Compare>
+TILESORT_DEVICE void sample_sort_classify_tile(const sample_sort_tree<Key, MaxLevels>& tree, const Key* tile_keys,
+                                               int valid, int levels, int (&buckets)[Items], Compare comp) {
+  Key keys[Items];
+#pragma unroll
+  for (int k = 0; k < Items; ++k) {
+    const int j = static_cast<int>(threadIdx.x) + k * Threads;
+    keys[k] = tile_keys[j < valid ? j : 0];
+  }
+  tree.classify(keys, levels, buckets, comp);
+}
 
 // ------------------------------------------------------------------ histogram
 template <typename Key, int MaxLevels>
@@ -139,11 +153,19 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
   storage.tree.load(splitters, plan);
   for (int b = static_cast<int>(threadIdx.x); b < plan.buckets; b += blockDim.x) storage.counts[b] = 0;
   __syncthreads();
-  const std::int64_t begin = plan.first_tile(block) * Policy::scatter_tile;
-  const std::int64_t end_tile_key = plan.end_tile(block) * Policy::scatter_tile;
-  const std::int64_t end = end_tile_key < plan.n ? end_tile_key : plan.n;
-  for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-    atomicAdd(&storage.counts[storage.tree.bucket(keys[i], plan.levels, comp)], 1u);
+  // Tile by tile as the scatter: scatter_items keys per thread classified
+  // together, then counted.
+  for (std::int64_t tile_index = plan.first_tile(block); tile_index < plan.end_tile(block); ++tile_index) {
+    const std::int64_t base = tile_index * Policy::scatter_tile;
+    const int valid = plan.n - base < Policy::scatter_tile ? static_cast<int>(plan.n - base) : Policy::scatter_tile;
+    int buckets[Policy::scatter_items];
+    sample_sort_classify_tile<Policy::scatter_threads>(storage.tree, keys + base, valid, plan.levels, buckets, comp);
+#pragma unroll
+    for (int k = 0; k < Policy::scatter_items; ++k) {
+      if (static_cast<int>(threadIdx.x) + k * Policy::scatter_threads < valid)
+        atomicAdd(&storage.counts[buckets[k]], 1u);
+    }
+  }
   __syncthreads();
   for (int b = static_cast<int>(threadIdx.x); b < plan.buckets; b += blockDim.x)
     counters[plan.counter(b, block)] = storage.counts[b];
@@ -202,16 +224,20 @@ __global__ void __launch_bounds__(Threads)
 }
 
 // ------------------------------------------------------------------ scatter
-template <typename Key, typename Value, typename Policy>
+// Shared memory of a scatter block: the tree, one 64-bit position per bucket
+// and the tile's codes (8191 buckets and 4-byte keys: 16 + 64 + 17 KB, two
+// blocks per SM). The tile's keys are not staged: the writes read them again
+// by position (cache hits: the block has just loaded them).
+template <typename Key, typename Policy>
 struct sample_sort_scatter_storage {
   static constexpr int tile = Policy::scatter_tile;
   static constexpr int max_buckets = 2 * sample_sort_tree<Key, Policy::max_levels>::max_splitters + 1;
   using rank_sort = block_sort<unsigned, Policy::scatter_threads, Policy::scatter_items>;
   sample_sort_tree<Key, Policy::max_levels> tree;
-  std::int64_t next[max_buckets];  // this block's next output position in each bucket
-  int first_rank[max_buckets];     // rank (in the tile) of the bucket's first key
-  Key keys[tile];                  // the tile, in input order
-  Value values[sample_sort_has_values<Value> ? tile : 1];
+  // This block's next output position in each bucket; while a tile is
+  // written, that position minus the rank of the bucket's first key in the
+  // tile, so a key goes to next[bucket] + its rank.
+  std::int64_t next[max_buckets];
   union {
     typename rank_sort::temp_storage sort;
     unsigned codes[tile];  // sorted (bucket, position) codes
@@ -228,9 +254,9 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
   constexpr unsigned position_mask = (1u << position_bits) - 1u;
   constexpr bool pairs = sample_sort_has_values<Value>;
   static_assert(tile == threads * items, "one code per item");
-  static_assert(sample_sort_scatter_storage<Key, Value, Policy>::max_buckets < (1 << (31 - position_bits)),
+  static_assert(sample_sort_scatter_storage<Key, Policy>::max_buckets < (1 << (31 - position_bits)),
                 "(bucket, position) codes below 0xffffffff, the padding code");
-  using storage_type = sample_sort_scatter_storage<Key, Value, Policy>;
+  using storage_type = sample_sort_scatter_storage<Key, Policy>;
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
   const std::int64_t block = blockIdx.x;
   const int t = static_cast<int>(threadIdx.x);
@@ -240,42 +266,37 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
   for (std::int64_t tile_index = plan.first_tile(block); tile_index < plan.end_tile(block); ++tile_index) {
     const std::int64_t base = tile_index * tile;
     const int valid = plan.n - base < tile ? static_cast<int>(plan.n - base) : tile;
+    int buckets[items];
+    sample_sort_classify_tile<threads>(storage.tree, keys_in + base, valid, plan.levels, buckets, comp);
     unsigned codes[items];
 #pragma unroll
     for (int k = 0; k < items; ++k) {
-      const int j = t + k * threads;  // striped: coalesced loads
-      codes[k] = 0xffffffffu;
-      if (j < valid) {
-        const Key key = keys_in[base + j];
-        storage.keys[j] = key;
-        if constexpr (pairs) storage.values[j] = values_in[base + j];
-        codes[k] = (unsigned(storage.tree.bucket(key, plan.levels, comp)) << position_bits) | unsigned(j);
-      }
+      const int j = t + k * threads;  // striped
+      codes[k] = j < valid ? (unsigned(buckets[k]) << position_bits) | unsigned(j) : 0xffffffffu;
     }
     typename storage_type::rank_sort(storage.ranks.sort).sort(codes);
     __syncthreads();  // the sort's storage becomes the codes
 #pragma unroll
     for (int i = 0; i < items; ++i) storage.ranks.codes[t * items + i] = codes[i];
     __syncthreads();
-    for (int rank = t; rank < valid; rank += threads) {
+    for (int rank = t; rank < valid; rank += threads) {  // a bucket's first key: next[bucket] - rank
       const unsigned bucket = storage.ranks.codes[rank] >> position_bits;
-      if (rank == 0 || (storage.ranks.codes[rank - 1] >> position_bits) != bucket) storage.first_rank[bucket] = rank;
+      if (rank == 0 || (storage.ranks.codes[rank - 1] >> position_bits) != bucket) storage.next[bucket] -= rank;
     }
     __syncthreads();
     for (int rank = t; rank < valid; rank += threads) {  // consecutive ranks of a bucket: consecutive outputs
       const unsigned code = storage.ranks.codes[rank];
-      const unsigned bucket = code >> position_bits;
-      const std::int64_t dst = storage.next[bucket] + (rank - storage.first_rank[bucket]);
-      keys_dst[dst] = storage.keys[code & position_mask];
-      if constexpr (pairs) values_dst[dst] = storage.values[code & position_mask];
+      const std::int64_t dst = storage.next[code >> position_bits] + rank;
+      keys_dst[dst] = keys_in[base + (code & position_mask)];
+      if constexpr (pairs) values_dst[dst] = values_in[base + (code & position_mask)];
     }
     __syncthreads();  // next[] read by all
-    for (int rank = t; rank < valid; rank += threads) {
+    for (int rank = t; rank < valid; rank += threads) {  // a bucket's last key: back to the next position
       const unsigned bucket = storage.ranks.codes[rank] >> position_bits;
       if (rank == valid - 1 || (storage.ranks.codes[rank + 1] >> position_bits) != bucket)
-        storage.next[bucket] += rank - storage.first_rank[bucket] + 1;
+        storage.next[bucket] += rank + 1;
     }
-    __syncthreads();  // keys, codes and next[] are rewritten by the next tile
+    __syncthreads();  // codes and next[] are rewritten by the next tile
   }
 }
 
@@ -283,6 +304,16 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
 template <typename Key, typename Value, int Threads, int Items>
 using sample_sort_bucket_sorter =
     block_sort<Key, Threads, Items, std::conditional_t<sample_sort_has_values<Value>, Value, void>>;
+
+// The bucket kernel's shared memory: one sorter shape at a time (a bucket
+// takes the smallest that holds it).
+template <typename Key, typename Value, typename Policy>
+union sample_sort_bucket_storage {
+  typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items>::temp_storage tile;
+  typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items_half>::temp_storage half;
+  typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items_quarter>::temp_storage
+      quarter;
+};
 
 // Sort count (1 < count <= Threads x Items) keys of src into dst (may be src):
 // blocked loads, block_sort, blocked stores.
@@ -350,14 +381,16 @@ TILESORT_DEVICE void sample_sort_merge_runs(const Key* a_keys, const Value* a_va
 // src may be dst). Otherwise bucket b is [offsets[counter(b, 0)],
 // offsets[counter(b + 1, 0)]) of src (the temp buffer), sorted into dst;
 // buckets larger than a tile use src as the other buffer of their merges.
+// A bucket of at most a quarter (a half) of a tile is sorted by the quarter
+// (half) shape: the same threads with fewer items each, so an average bucket
+// does not pay for a padded full tile.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::bucket_threads, 1)
     sample_sort_bucket_kernel(Key* keys_src, Value* values_src, Key* keys_dst, Value* values_dst,
                               const std::int64_t* offsets, sample_sort_plan plan, Compare comp) {
   constexpr int threads = Policy::bucket_threads, items = Policy::bucket_items, tile = Policy::bucket_tile;
   constexpr bool pairs = sample_sort_has_values<Value>;
-  using sorter = sample_sort_bucket_sorter<Key, Value, threads, items>;
-  auto& storage = *reinterpret_cast<typename sorter::temp_storage*>(sample_sort_smem);
+  auto& storage = *reinterpret_cast<sample_sort_bucket_storage<Key, Value, Policy>*>(sample_sort_smem);
   const int bucket = static_cast<int>(blockIdx.x);
   std::int64_t begin = 0, end = plan.n;
   if (offsets != nullptr) {
@@ -380,6 +413,16 @@ __global__ void __launch_bounds__(Policy::bucket_threads, 1)
     }
     return;
   }
+  if (size <= threads * Policy::bucket_items_quarter) {
+    sample_sort_sort_tile<threads, Policy::bucket_items_quarter>(storage.quarter, keys_src, values_src, keys_dst,
+                                                                 values_dst, static_cast<int>(size), comp);
+    return;
+  }
+  if (size <= threads * Policy::bucket_items_half) {
+    sample_sort_sort_tile<threads, Policy::bucket_items_half>(storage.half, keys_src, values_src, keys_dst, values_dst,
+                                                              static_cast<int>(size), comp);
+    return;
+  }
   const int passes = bucket_merge_passes(size, tile);
   // Tiles go where the merges' parity leaves the result in dst.
   Key* keys_to = passes % 2 == 0 ? keys_dst : keys_src;
@@ -393,7 +436,7 @@ __global__ void __launch_bounds__(Policy::bucket_threads, 1)
       }
       continue;
     }
-    sample_sort_sort_tile<threads, items>(storage, keys_src + at, pairs ? values_src + at : values_src, keys_to + at,
+    sample_sort_sort_tile<threads, items>(storage.tile, keys_src + at, pairs ? values_src + at : values_src, keys_to + at,
                                           pairs ? values_to + at : values_to, count, comp);
   }
   Key* keys_from = keys_to;
