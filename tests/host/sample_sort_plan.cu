@@ -170,7 +170,8 @@ void check_plan(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes) 
   // [min_scatter_blocks, max_scatter_blocks] and at most one per tile (the
   // ceiling of tiles per block may leave fewer, never under half).
   std::int64_t wanted = n / (std::int64_t(p.buckets) * Policy::keys_per_counter);
-  wanted = std::min<std::int64_t>(std::max<std::int64_t>(wanted, Policy::min_scatter_blocks), Policy::max_scatter_blocks);
+  wanted = std::min<std::int64_t>(std::max<std::int64_t>(wanted, Policy::min_scatter_blocks),
+                                  Policy::max_scatter_blocks);
   EXPECT_LE(p.scatter_blocks, std::min(wanted, p.tiles));
   EXPECT_GT(2 * p.scatter_blocks, std::min(wanted, p.tiles));
   EXPECT_EQ(0, p.first_tile(0));

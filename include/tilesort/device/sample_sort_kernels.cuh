@@ -436,8 +436,8 @@ __global__ void __launch_bounds__(Policy::bucket_threads, 1)
       }
       continue;
     }
-    sample_sort_sort_tile<threads, items>(storage.tile, keys_src + at, pairs ? values_src + at : values_src, keys_to + at,
-                                          pairs ? values_to + at : values_to, count, comp);
+    sample_sort_sort_tile<threads, items>(storage.tile, keys_src + at, pairs ? values_src + at : values_src,
+                                          keys_to + at, pairs ? values_to + at : values_to, count, comp);
   }
   Key* keys_from = keys_to;
   Value* values_from = values_to;
