@@ -5,7 +5,8 @@
 // u32, u64, pairs32, pairs64, struct (the merge family's {u32 a; u32 b;}
 // key ordered by a). Sizes 2^16..2^28 (default 2^20..2^28); distributions
 // random, sorted, reversed, few distinct, nearly sorted. The bound is the
-// sample sort's traffic: 3 reads and 2 writes of every item.
+// sample sort's traffic: 3 reads and 2 writes of every item with one
+// classification level, 5 and 3 with two.
 #include <string>
 
 #include <tilesort/comparators.cuh>
@@ -28,17 +29,21 @@ cudaError_t tilesort_sample(void* temp, std::size_t& bytes, const K* keys_in, K*
 }
 
 template <typename K, typename V>
-std::string sample_bound(const harness& h) {
+std::string sample_bound(const harness& h, std::int64_t n) {
   const double item = double(sizeof(K) + value_size<V>());
+  using value = std::conditional_t<std::is_void_v<V>, tilesort::detail::no_value, V>;
+  const bool two = tilesort::detail::make_sample_sort_plan_for<K, value>(n).two_level;
+  const int reads = two ? 5 : 3, writes = two ? 3 : 2;
   char b[96];
-  std::snprintf(b, sizeof b, "3 reads + 2 writes x %.0f B/key: %.3g GKeys/s", item, h.copy_bound_gkeys(5 * item));
+  std::snprintf(b, sizeof b, "%d reads + %d writes x %.0f B/key: %.3g GKeys/s", reads, writes, item,
+                h.copy_bound_gkeys((reads + writes) * item));
   return b;
 }
 
 template <typename K, typename V, typename Compare>
 void run_sample(harness& h, std::int64_t n, dist d, Compare comp, bool with_radix) {
   device_data<K, V> data(h, n, d, case_seed("sample " + h.type + " " + std::to_string(n) + " " + dist_name(d)));
-  h.bound = sample_bound<K, V>(h);
+  h.bound = sample_bound<K, V>(h, n);
   const char* what = std::is_void_v<V> ? "keys" : "pairs";
   measure_two_phase(h, data_row(h, data, comp, std::string("tilesort::sample_sort_") + what, "tilesort", false),
                     [&](void* temp, std::size_t& bytes, cudaStream_t s) {

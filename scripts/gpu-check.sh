@@ -120,6 +120,8 @@ shards_of() {  # shards_of TOOL BINARY
     "racecheck gpu_bitonic_sort") echo 20 ;;
     "racecheck gpu_segmented_sort") echo 6 ;;
     "racecheck gpu_"*) echo 3 ;;
+    "memcheck gpu_segmented_sort") echo 6 ;;
+    "memcheck gpu_segmented_uniform") echo 4 ;;
     *" gpu_merge_sort") echo 3 ;;
     *" gpu_segmented_sort"|*" gpu_bitonic_sort") echo 2 ;;
     *) echo 1 ;;

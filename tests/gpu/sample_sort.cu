@@ -30,8 +30,9 @@ using policy_for = tilesort::detail::sample_sort_policy_for<
 // Sizes around every edge: tiny, the scatter tile, the bucket tile (the
 // direct sort ends there), one more level of splitters at each doubling,
 // buckets larger than a tile (few splitters for many keys), primes, and
-// (large cases) the deepest trees: 2^23 + 5 keys take 4095 splitters with
-// 4-byte keys, 2047 with 8-byte keys.
+// (large cases) both sides of the second classification level (2^20 keys of
+// 4 or 8 bytes fill one tree of 255 splitters at half a tile per bucket) and
+// well past it.
 template <typename Policy>
 std::vector<std::int64_t> edge_sizes(bool with_large) {
   const std::int64_t b = Policy::bucket_tile, s = Policy::scatter_tile;
@@ -87,6 +88,16 @@ TEST(SampleSort, DistributionsAtAMillion) {
   check_distributions<sample_sorter, std::uint64_t, true>({(std::int64_t(1) << 20) - 3});
 }
 
+// The second classification level in the small (sanitizer) run too: 129
+// bucket tiles of 4-byte keys, every distribution (all equal, few distinct,
+// sorted, ...: level-1 buckets of equal keys, buckets that fit a tile and
+// buckets that are classified again, side by side).
+TEST(SampleSort, TwoLevelsAllDistributions) {
+  REQUIRE_GPU();
+  const std::int64_t b = policy_for<std::uint32_t>::bucket_tile;
+  check_distributions<sample_sorter, std::uint32_t, false>({129 * b + 3});
+}
+
 TEST(SampleSort, GreaterAndUserComparators) {
   REQUIRE_GPU();
   const std::int64_t b = policy_for<std::uint32_t>::bucket_tile;
@@ -96,7 +107,8 @@ TEST(SampleSort, GreaterAndUserComparators) {
 TEST(SampleSort, WidePayloads) {
   REQUIRE_GPU();
   const std::int64_t b = policy_for<std::uint32_t, wide_payload>::bucket_tile;
-  check_wide_payloads<sample_sorter>({2, b, b + 1, 5 * b + 3, small_run() ? 3 * b : 200003});
+  // 129 x b + 5: two levels (wide items make small tiles).
+  check_wide_payloads<sample_sorter>({2, b, b + 1, 5 * b + 3, small_run() ? 3 * b : 200003, 129 * b + 5});
 }
 
 TEST(SampleSort, ConvenienceOverload) {
@@ -128,7 +140,7 @@ TEST(SampleSort, NZeroAndOneNeedNoPointers) {
 TEST(SampleSort, CapturedInAGraph) {
   REQUIRE_GPU();
   check_graph_capture<sample_sorter>(small_run() ? 3 * policy_for<std::uint32_t, std::uint32_t>::bucket_tile + 1
-                                                 : 1000003);
+                                                 : 1200007);  // two levels
 }
 
 TEST(SampleSort, ErrorsLeaveEverythingUntouched) {

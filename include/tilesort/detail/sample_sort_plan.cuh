@@ -1,8 +1,8 @@
 // detail/sample_sort_plan.cuh — the host-testable arithmetic of the sample
 // sort (device/sample_sort.cuh): how many splitters and buckets for n keys,
 // where the samples are drawn, the splitter tree and the classification of a
-// key, the bucket bookkeeping (counts, offsets, the exclusive scan's chunks)
-// and the temp-storage layout.
+// key, the bucket bookkeeping of both classification levels (counts,
+// offsets, the exclusive scan's chunks) and the temp-storage layout.
 //
 // Buckets: S = 2^levels - 1 sorted splitters s_0 <= ... <= s_{S-1} make
 // 2S + 1 buckets. Bucket 2j holds the keys strictly between s_{j-1} and s_j
@@ -14,13 +14,26 @@
 // splitters: slot 1 is the root, the children of slot i are 2i and 2i + 1;
 // a key walks `levels` steps, one comparison each, to the number of
 // splitters not after it, and one more comparison with that splitter (found
-// in the same tree by its rank) tells "between" from "equal".
-// Counts and offsets: one 64-bit entry per (bucket, scatter block), bucket
-// major, so an exclusive scan over the flat array gives each block the first
-// output position of its keys of each bucket, buckets in order and blocks in
-// input order (hence stable). The more buckets, the fewer scatter blocks
-// (about n / (buckets x keys_per_counter), at least min_scatter_blocks), so
-// the counters grow slower than the keys.
+// in the same tree by its rank) tells "between" from "equal". A tree of 0
+// levels sends every key to bucket 0.
+//
+// Level 1 classifies the whole input with one tree of at most 2^max_levels
+// - 1 splitters (few buckets, so a scatter tile's writes to a bucket are long
+// runs). Its counts and offsets: one 64-bit entry per (bucket, scatter
+// block), bucket major, so an exclusive scan over the flat array gives each
+// block the first output position of its keys of each bucket, buckets in
+// order and blocks in input order (hence stable).
+// When one level cannot make buckets of half a bucket tile (n > 2^(max_levels
+// - 1) x bucket_tile), level 2 classifies every level-1 bucket again with its
+// own tree, as deep as that bucket's size asks (none for a bucket that fits a
+// tile or holds equal keys: it is only moved). Its work comes in chunks of at
+// most `chunk` keys of one bucket, in order; its counters are one region per
+// level-1 bucket b, max_buckets entries per chunk of b, sub-bucket major
+// (entry (s, c) = region + s x chunks_b + c), so the same flat exclusive scan
+// gives absolute output positions (regions follow the buckets, whose sizes
+// sum to the bucket's first position). The level-2 grids are bounds known
+// on the host (chunks <= n / chunk + buckets, final buckets <= buckets +
+// 8 n / bucket_tile); blocks past the real count exit.
 #pragma once
 
 #include <cstddef>
@@ -34,56 +47,101 @@ namespace tilesort::detail {
 // The tuning a plan needs (from sample_sort_policy).
 struct sample_sort_shape {
   int bucket_tile;         // keys one block sorts in registers (a bucket up to this is one pass)
-  int scatter_tile;        // keys a scatter block classifies at once (ranks fit 32 bits with the bucket)
-  int min_scatter_blocks;  // scatter blocks (each takes consecutive tiles): at least this many (to fill the GPU),
-  int max_scatter_blocks;  // at most this many,
+  int scatter_tile;        // keys a scatter block classifies and ranks at once
+  int min_scatter_blocks;  // level-1 scatter blocks (each takes consecutive tiles): at least this many (to fill the
+  int max_scatter_blocks;  // GPU), at most this many,
   int keys_per_counter;    // and about n / (buckets x keys_per_counter) in between
-  int max_levels;          // splitter tree depth: at most 2^max_levels - 1 splitters
+  int max_levels;          // splitter tree depth of one level: at most 2^max_levels - 1 splitters
   int sample_tile;         // samples sorted by one block
   int oversampling;        // samples per bucket (fewer when sample_tile is reached)
   int scan_chunk;          // counters one block of the scan sums
+  int chunk_tiles;         // level 2: scatter tiles per chunk (one block's share of a bucket)
 };
 
-// The deepest splitter tree whose 2^levels - 1 keys of key_bytes fit
-// tree_bytes, at most 12 levels (8191 buckets: 13 bits of a scatter code).
-TILESORT_HD constexpr int sample_sort_max_levels(std::size_t key_bytes, std::size_t tree_bytes) {
+TILESORT_HD constexpr bool is_equal_bucket(int bucket) { return bucket % 2 == 1; }
+
+// Buckets of a tree of `levels` levels: 2 (2^levels - 1) + 1; 1 for none.
+TILESORT_HD constexpr int sample_sort_buckets(int levels) { return levels == 0 ? 1 : (2 << levels) - 1; }
+
+// Depth of the tree that makes buckets of half a tile on average out of
+// `size` keys, at most max_levels (at least 1).
+TILESORT_HD int sample_sort_levels_for(std::int64_t size, int bucket_tile, int max_levels) {
   int levels = 1;
-  while (levels < 12 && (std::size_t(2) << levels) * key_bytes <= tree_bytes) ++levels;
+  while (levels < max_levels && (std::int64_t(1) << levels) * bucket_tile < 2 * size) ++levels;
   return levels;
 }
 
-// Bits of a scatter rank: (bucket << position_bits) | position in the tile.
-TILESORT_HD constexpr int sample_sort_position_bits(int scatter_tile) { return log2_floor(next_pow2(scatter_tile)); }
+// Level 2's tree depth for a level-1 bucket: none when the bucket fits a tile
+// or holds keys equal to a splitter.
+TILESORT_HD int sample_sort_level2_levels(std::int64_t size, bool equal_bucket, int bucket_tile, int max_levels) {
+  if (equal_bucket || size <= bucket_tile) return 0;
+  return sample_sort_levels_for(size, bucket_tile, max_levels);
+}
+
+// What level 2 knows of a level-1 bucket (one entry per bucket, and one past
+// the last with the totals in first_chunk and first_final).
+struct sample_sort_bucket_info {
+  std::int64_t begin;        // first position (in the level-1 output)
+  std::int64_t size;         // keys
+  std::int64_t first_chunk;  // level-2 chunks before this bucket's
+  std::int64_t first_final;  // final buckets before this bucket's
+  int levels;                // level-2 tree depth (0: the bucket is moved whole)
+};
+
+// Keys sampled for a tree of `splitters` over `size` keys.
+TILESORT_HD int sample_sort_sample_count(int splitters, std::int64_t size, int oversampling, int sample_tile) {
+  std::int64_t samples = std::int64_t(oversampling) * (splitters + 1);
+  if (samples > sample_tile) samples = sample_tile;
+  return static_cast<int>(samples < size ? samples : size);
+}
 
 struct sample_sort_plan {
   std::int64_t n = 0;
   bool direct = true;             // n <= bucket_tile: one block sorts everything, no temp storage
-  int levels = 0;                 // splitter tree depth
+  bool two_level = false;         // a second classification level
+  int levels = 0;                 // level-1 splitter tree depth
   int splitters = 0;              // 2^levels - 1
   int buckets = 0;                // 2 x splitters + 1
-  int samples = 0;                // keys sampled and sorted
-  std::int64_t tiles = 0;         // scatter tiles
+  int samples = 0;                // level-1 keys sampled and sorted
+  int max_levels = 0;             // deepest tree of either level
+  int max_buckets = 0;            // buckets of the deepest tree (level-2 counters per chunk)
+  std::int64_t tiles = 0;         // level-1 scatter tiles
   std::int64_t tiles_per_block = 0;
   std::int64_t scatter_blocks = 0;
   std::int64_t counters = 0;      // buckets x scatter_blocks
   std::int64_t scan_chunks = 0;   // ceil(counters / scan_chunk)
-  // Temp layout (256-byte aligned offsets).
+  std::int64_t chunk = 0;         // level 2: keys per chunk
+  std::int64_t chunks_bound = 0;  // level 2: at least the chunks of all buckets together
+  std::int64_t counters2 = 0;     // chunks_bound x max_buckets
+  std::int64_t scan_chunks2 = 0;  // ceil(counters2 / scan_chunk)
+  std::int64_t finals_bound = 0;  // bucket sorts launched: at least the final buckets
+  // Temp layout (256-byte aligned offsets; level-2 parts empty for one level).
   std::size_t keys_offset = 0;
   std::size_t values_offset = 0;
   std::size_t splitters_offset = 0;
   std::size_t counters_offset = 0;
   std::size_t partials_offset = 0;
+  std::size_t infos_offset = 0;       // buckets + 1 sample_sort_bucket_info
+  std::size_t splitters2_offset = 0;  // 2^max_levels - 1 splitters per level-1 bucket
+  std::size_t counters2_offset = 0;
+  std::size_t partials2_offset = 0;
   std::size_t total_bytes = 1;
 
-  // Counter of (bucket, block).
+  // Level-1 counter of (bucket, block).
   TILESORT_HD std::int64_t counter(int bucket, std::int64_t block) const {
     return std::int64_t(bucket) * scatter_blocks + block;
   }
-  // Scatter tiles [first_tile(b), end_tile(b)) belong to block b.
+  // Level-1 scatter tiles [first_tile(b), end_tile(b)) belong to block b.
   TILESORT_HD std::int64_t first_tile(std::int64_t block) const { return block * tiles_per_block; }
   TILESORT_HD std::int64_t end_tile(std::int64_t block) const {
     const std::int64_t end = (block + 1) * tiles_per_block;
     return end < tiles ? end : tiles;
+  }
+  // Level-2 chunks of a bucket of `size` keys.
+  TILESORT_HD std::int64_t chunks_of(std::int64_t size) const { return ceil_div(size, chunk); }
+  // Level-2 counter of (sub-bucket s, chunk c) of the bucket of `info`.
+  TILESORT_HD std::int64_t counter2(const sample_sort_bucket_info& info, int s, std::int64_t c) const {
+    return info.first_chunk * max_buckets + std::int64_t(s) * chunks_of(info.size) + c;
   }
 };
 
@@ -94,15 +152,13 @@ TILESORT_HD sample_sort_plan make_sample_sort_plan(std::int64_t n, std::size_t k
   p.n = n < 0 ? 0 : n;
   p.direct = p.n <= shape.bucket_tile;
   if (p.direct) return p;
-  // Aim at buckets of half a tile on average: 2^levels >= 2n / bucket_tile.
-  int levels = 1;
-  while (levels < shape.max_levels && (std::int64_t(1) << levels) * shape.bucket_tile < 2 * p.n) ++levels;
-  p.levels = levels;
-  p.splitters = (1 << levels) - 1;
+  p.levels = sample_sort_levels_for(p.n, shape.bucket_tile, shape.max_levels);
+  p.two_level = (std::int64_t(1) << p.levels) * shape.bucket_tile < 2 * p.n;
+  p.splitters = (1 << p.levels) - 1;
   p.buckets = 2 * p.splitters + 1;
-  const std::int64_t wanted = std::int64_t(shape.oversampling) * (p.splitters + 1);
-  std::int64_t samples = wanted < shape.sample_tile ? wanted : shape.sample_tile;
-  p.samples = static_cast<int>(samples < p.n ? samples : p.n);
+  p.max_levels = shape.max_levels;
+  p.max_buckets = sample_sort_buckets(shape.max_levels);
+  p.samples = sample_sort_sample_count(p.splitters, p.n, shape.oversampling, shape.sample_tile);
   p.tiles = ceil_div(p.n, shape.scatter_tile);
   std::int64_t blocks = p.n / (std::int64_t(p.buckets) * shape.keys_per_counter);
   if (blocks < shape.min_scatter_blocks) blocks = shape.min_scatter_blocks;
@@ -111,6 +167,13 @@ TILESORT_HD sample_sort_plan make_sample_sort_plan(std::int64_t n, std::size_t k
   p.scatter_blocks = ceil_div(p.tiles, p.tiles_per_block);
   p.counters = std::int64_t(p.buckets) * p.scatter_blocks;
   p.scan_chunks = ceil_div(p.counters, shape.scan_chunk);
+  if (p.two_level) {
+    p.chunk = std::int64_t(shape.chunk_tiles) * shape.scatter_tile;
+    p.chunks_bound = ceil_div(p.n, p.chunk) + p.buckets;  // each bucket's last chunk may be partial
+    p.counters2 = p.chunks_bound * p.max_buckets;
+    p.scan_chunks2 = ceil_div(p.counters2, shape.scan_chunk);
+    p.finals_bound = p.buckets + ceil_div(8 * p.n, shape.bucket_tile);
+  }
   std::size_t at = 0;
   auto take = [&](std::size_t bytes) {
     const std::size_t here = at;
@@ -122,8 +185,93 @@ TILESORT_HD sample_sort_plan make_sample_sort_plan(std::int64_t n, std::size_t k
   p.splitters_offset = take(static_cast<std::size_t>(p.splitters) * key_bytes);
   p.counters_offset = take(static_cast<std::size_t>(p.counters) * sizeof(std::int64_t));
   p.partials_offset = take(static_cast<std::size_t>(p.scan_chunks) * sizeof(std::int64_t));
+  if (p.two_level) {
+    p.infos_offset = take(static_cast<std::size_t>(p.buckets + 1) * sizeof(sample_sort_bucket_info));
+    p.splitters2_offset = take(static_cast<std::size_t>(p.buckets) * ((std::size_t(1) << p.max_levels) - 1) * key_bytes);
+    p.counters2_offset = take(static_cast<std::size_t>(p.counters2) * sizeof(std::int64_t));
+    p.partials2_offset = take(static_cast<std::size_t>(p.scan_chunks2) * sizeof(std::int64_t));
+  }
   p.total_bytes = at;
   return p;
+}
+
+// The level-2 bucket table from the level-1 offsets (scanned counters):
+// entry b for b < plan.buckets, the totals for b == plan.buckets.
+// first_chunk and first_final are exclusive sums over the buckets, so the
+// caller scans chunks_of(size) and sample_sort_buckets(levels); this gives
+// one bucket's own part.
+TILESORT_HD sample_sort_bucket_info sample_sort_bucket_of(const sample_sort_plan& plan, const std::int64_t* offsets,
+                                                         int b, int bucket_tile) {
+  sample_sort_bucket_info info{};
+  info.begin = offsets[plan.counter(b, 0)];
+  const std::int64_t end = b + 1 < plan.buckets ? offsets[plan.counter(b + 1, 0)] : plan.n;
+  info.size = end - info.begin;
+  info.levels = sample_sort_level2_levels(info.size, is_equal_bucket(b), bucket_tile, plan.max_levels);
+  return info;
+}
+
+// The bucket whose level-2 work holds x: the last b <= plan.buckets with
+// infos[b].*first <= x (first = first_chunk or first_final; infos[0].*first
+// is 0). x past the last bucket's work gives plan.buckets (the totals).
+TILESORT_HD int sample_sort_find_bucket(const sample_sort_bucket_info* infos, int buckets, std::int64_t x,
+                                        std::int64_t sample_sort_bucket_info::*first) {
+  int lo = 0, hi = buckets;  // infos[lo].*first <= x; the answer is in [lo, hi]
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (infos[mid].*first <= x) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
+// Level-2 chunk k (k < plan.chunks_bound): keys [begin, end) of level-1
+// bucket `bucket`, classified with a tree of `levels` levels; its count of
+// sub-bucket s is counter2 base + s x stride. False when k is past the last
+// chunk (the block only zeroes counter2 [k x max_buckets, (k + 1) x
+// max_buckets)).
+struct sample_sort_chunk {
+  int bucket = 0;
+  int levels = 0;
+  std::int64_t begin = 0, end = 0;
+  std::int64_t base = 0, stride = 1;
+};
+TILESORT_HD bool sample_sort_chunk_of(const sample_sort_plan& plan, const sample_sort_bucket_info* infos,
+                                      std::int64_t k, sample_sort_chunk& chunk) {
+  chunk.bucket = sample_sort_find_bucket(infos, plan.buckets, k, &sample_sort_bucket_info::first_chunk);
+  if (chunk.bucket == plan.buckets) return false;
+  const sample_sort_bucket_info info = infos[chunk.bucket];
+  const std::int64_t c = k - info.first_chunk;
+  const std::int64_t end = info.begin + info.size;
+  chunk.levels = info.levels;
+  chunk.begin = info.begin + c * plan.chunk;
+  chunk.end = chunk.begin + plan.chunk < end ? chunk.begin + plan.chunk : end;
+  chunk.base = plan.counter2(info, 0, c);
+  chunk.stride = plan.chunks_of(info.size);
+  return true;
+}
+
+// Final bucket k of a two-level sort (k < plan.finals_bound): sub-bucket s
+// of level-1 bucket b, [begin, end) of the level-2 output (offsets2: the
+// scanned level-2 counters); in_order when its keys are equal to a splitter
+// of either level (nothing to sort). False past the last final bucket.
+struct sample_sort_final {
+  std::int64_t begin = 0, end = 0;
+  bool in_order = false;
+};
+TILESORT_HD bool sample_sort_final_of(const sample_sort_plan& plan, const sample_sort_bucket_info* infos,
+                                      const std::int64_t* offsets2, std::int64_t k, sample_sort_final& final_bucket) {
+  const int b = sample_sort_find_bucket(infos, plan.buckets, k, &sample_sort_bucket_info::first_final);
+  if (b == plan.buckets) return false;
+  const sample_sort_bucket_info info = infos[b];
+  const int s = static_cast<int>(k - info.first_final);
+  final_bucket.begin = s == 0 ? info.begin : offsets2[plan.counter2(info, s, 0)];
+  final_bucket.end = s + 1 < sample_sort_buckets(info.levels) ? offsets2[plan.counter2(info, s + 1, 0)]
+                                                                : info.begin + info.size;
+  final_bucket.in_order = is_equal_bucket(b) || (info.levels > 0 && is_equal_bucket(s));
+  return true;
 }
 
 // Where sample i of `samples` is drawn: one position in each of `samples`
@@ -192,8 +340,6 @@ TILESORT_HD int classify_key(const Key* tree, int levels, const Key& key, Compar
   classify_keys(tree, levels, keys, buckets, comp);
   return buckets[0];
 }
-
-TILESORT_HD constexpr bool is_equal_bucket(int bucket) { return bucket % 2 == 1; }
 
 // Merge passes one block runs over a bucket of `size` keys sorted in chunks
 // of `tile` (0 when it fits one tile).

@@ -4,36 +4,38 @@
 //
 // Algorithm (kernels in device/sample_sort_kernels.cuh, arithmetic in
 // detail/sample_sort_plan.cuh):
-//   1. sample: one block sorts `samples` keys drawn from strata of the input
-//      and keeps S = 2^levels - 1 evenly spaced ones as splitters (levels
-//      from n: buckets of about half a bucket tile, at most 2^max_levels:
-//      4096 range buckets for 4-byte keys).
-//   2. histogram: scatter blocks (each a run of consecutive tiles) classify
-//      every key with the splitter tree in shared memory into one of 2S + 1
+//   1. sample: one block sorts keys drawn from strata of the input and keeps
+//      S = 2^levels - 1 evenly spaced ones as splitters (at most 255, so a
+//      scatter tile sends long runs to each bucket).
+//   2. histogram: blocks (each a run of consecutive tiles) classify every
+//      key with the splitter tree in shared memory into one of 2S + 1
 //      buckets: between two splitters, or equal to one (equal-key buckets
 //      are never sorted), and count per (bucket, block).
 //   3. scan: an exclusive sum over the counts, bucket major (3 launches).
 //   4. scatter: the blocks classify again and write every key (and value) to
-//      the temp buffer at its bucket's offset; within a tile, keys of one
-//      bucket keep their input order (ranked by a block_sort of (bucket,
-//      position) codes; the key and value are read again by position, from
-//      the cache), and tiles follow in input order: stable.
-//   5. buckets: one block per bucket copies an equal-key bucket, sorts a
-//      bucket of at most a tile in registers (block_sort, stable; a quarter,
-//      half or full tile shape, the smallest that holds it), and sorts
-//      a larger one tile by tile and merges the tiles itself (pairwise
-//      passes through global memory, temp and output alternating).
-// Cost: keys read 3 times and written twice (+ the sample, + the scatter's
-// second read of its tile, from the cache), 7 launches; no
-// host synchronisation (bucket sizes stay on the device; the bucket grid is
-// the bucket count), so the call can be captured in a CUDA graph. n <= one
+//      the temp buffer at its bucket's offset, in input order within a
+//      bucket (ranked per warp, staged in shared memory in bucket order, and
+//      written by consecutive threads to consecutive positions): stable.
+//   5. When 255 splitters cannot make buckets of half a bucket tile (n >
+//      128 bucket tiles: 2^20 4-byte keys), a second level: every level-1
+//      bucket larger than a tile gets its own splitters (one block each),
+//      and 2-4 run again over chunks of the buckets, temp -> output.
+//   6. buckets: one block per final bucket copies nothing for an equal-key
+//      bucket, sorts a bucket of at most a tile in registers (block_sort,
+//      stable; a quarter, half or full tile shape, the smallest that holds
+//      it), and sorts a larger one tile by tile and merges the tiles itself.
+// Cost: keys read 3 times and written twice with one level, 5 and 3 with
+// two (+ the samples), 7 or 13 launches; no host synchronisation (bucket
+// sizes stay on the device; the level-2 and bucket grids are bounds, blocks
+// past the work exit), so the call can be captured in a CUDA graph. n <= one
 // bucket tile: one launch, keys_in -> keys_out; n == 1: a copy; n == 0:
 // nothing.
 // Temp storage: n keys (+ n values), the splitters, 8 bytes per (bucket,
-// scatter block) counter (at most max(8191 x 264, n / 16)) and per scan
-// chunk; 1 byte when one tile holds everything.
-// In place (keys_out == keys_in) works: the scatter reads the input and
-// writes the temp buffer, the bucket sorts read the temp buffer.
+// block) counter (level 1: at most max(511 x 264, n / 16); level 2: 511 per
+// chunk of 16 K keys, about n / 32) and per scan chunk; 1 byte when one tile
+// holds everything.
+// In place (keys_out == keys_in) works: level 1 reads the input and writes
+// the temp buffer, everything after reads the temp buffer or the output.
 //
 //   std::size_t temp_bytes = 0;
 //   tilesort::sample_sort_keys(nullptr, temp_bytes, d_in, d_out, n);         // size query
@@ -57,11 +59,11 @@ namespace tilesort {
 
 // ------------------------------------------------------------------ tuning
 /// Tuning of sample_sort_keys / sample_sort_pairs for items of KeyBytes +
-/// ValueBytes bytes (ValueBytes = 0 for keys only). Shapes chosen from the
-/// first version's H100/H200 profile, not yet tuned by measurement: the
-/// bucket sorts take the merge sort's blocksort tile (and its half and
-/// quarter), up to 4095 splitters so that buckets fit a tile up to 2^24 u32
-/// keys. Measurements and where the time goes: docs/tuning/sample_sort.md.
+/// ValueBytes bytes (ValueBytes = 0 for keys only). The bucket sorts take the
+/// merge sort's blocksort tile (and its half and quarter); each
+/// classification level has at most 255 splitters, so a scatter tile's
+/// writes to a bucket are long runs. Measurements and where the time goes:
+/// docs/tuning/sample_sort.md.
 ///
 /// @code
 /// using policy = tilesort::sample_sort_policy<sizeof(std::uint32_t), 0>;
@@ -86,34 +88,38 @@ struct sample_sort_policy {
   /// @copydoc bucket_items_half
   static constexpr int bucket_items_quarter = bucket_items / 4 > 0 ? bucket_items / 4 : 1;
   /// Classification and scatter: tiles of scatter_threads x scatter_items
-  /// keys (ranks fit in 12 bits).
+  /// items, staged in shared memory (at most 32 KB of items).
   static constexpr int scatter_threads = 256;
   /// @copydoc scatter_threads
-  static constexpr int scatter_items = item_bytes <= 8 ? 16 : 8;
+  static constexpr int scatter_items = item_bytes <= 8    ? 16
+                                       : item_bytes <= 16 ? 8
+                                       : item_bytes <= 32 ? 4
+                                       : item_bytes <= 64 ? 2
+                                                          : 1;
+  /// Scatter blocks resident per SM the registers must allow (the kernel's
+  /// shared memory allows about 5 for 4-byte keys).
+  static constexpr int scatter_blocks_per_sm = 3;
   /// Keys a scatter block classifies at once.
   static constexpr int scatter_tile = scatter_threads * scatter_items;
-  /// Scatter blocks (counters: buckets x blocks, 8 bytes each): about
-  /// n / (buckets x keys_per_counter), so that the counters grow slower than
-  /// the keys, but at least min_scatter_blocks (2 per SM of an H100, 132 SMs)
-  /// and at most max_scatter_blocks.
+  /// Level-1 scatter blocks (counters: buckets x blocks, 8 bytes each):
+  /// about n / (buckets x keys_per_counter), so that the counters grow slower
+  /// than the keys, but at least min_scatter_blocks (2 per SM of an H100,
+  /// 132 SMs) and at most max_scatter_blocks.
   static constexpr int min_scatter_blocks = 264;
   /// @copydoc min_scatter_blocks
   static constexpr int max_scatter_blocks = 1024;
   /// @copydoc min_scatter_blocks
   static constexpr int keys_per_counter = 16;
-  /// Shared memory the splitter tree may take (one key per splitter): with
-  /// the scatter's other arrays, two scatter blocks fit an SM.
-  static constexpr std::size_t tree_bytes = 16384;
-  /// Splitter tree depth: at most 2^max_levels - 1 splitters, 2^(max_levels +
-  /// 1) - 1 buckets; the deepest tree that fits tree_bytes, at most 12: 12
-  /// levels (4095 splitters) for keys of up to 4 bytes, 11 for 8 bytes, 10
-  /// for 16.
-  static constexpr int max_levels = detail::sample_sort_max_levels(KeyBytes, tree_bytes);
-  /// Samples per bucket (fewer when sample_tile is reached: 4 with 4095
-  /// splitters).
-  static constexpr int oversampling = 8;
-  /// The sample sort: one block of sample_threads x sample_items keys.
-  static constexpr int sample_threads = 1024;
+  /// Splitter tree depth of one classification level: at most 255
+  /// splitters, 511 buckets.
+  static constexpr int max_levels = 8;
+  /// Level 2: a block classifies a chunk of chunk_tiles scatter tiles of one
+  /// level-1 bucket.
+  static constexpr int chunk_tiles = 4;
+  /// Samples per bucket (fewer when sample_tile is reached).
+  static constexpr int oversampling = 16;
+  /// A sample sort: one block of sample_threads x sample_items keys.
+  static constexpr int sample_threads = 256;
   /// @copydoc sample_threads
   static constexpr int sample_items = KeyBytes <= 8 ? 16 : KeyBytes <= 16 ? 8 : 4;
   /// At most this many samples.
@@ -128,10 +134,10 @@ struct sample_sort_policy {
   /// The shape detail::make_sample_sort_plan works from.
   static constexpr detail::sample_sort_shape shape() {
     return {bucket_tile, scatter_tile, min_scatter_blocks, max_scatter_blocks, keys_per_counter,
-            max_levels,  sample_tile,  oversampling,       scan_chunk};
+            max_levels,  sample_tile,  oversampling,       scan_chunk,         chunk_tiles};
   }
-  static_assert(scatter_tile <= 4096, "positions take 12 bits of a scatter code, buckets 13");
-  static_assert(max_levels >= 1 && max_levels <= 12, "1 to 4095 splitters, at most 8191 buckets");
+  static_assert(max_levels >= 1 && max_levels <= 8, "at most 511 buckets per level: ranks and bucket numbers in 16 bits");
+  static_assert(sample_threads >= 32 && sample_threads % 32 == 0, "whole warps");
 };
 
 namespace detail {
@@ -171,12 +177,12 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
   if (n == 0) return cudaSuccess;
   using bucket_storage = sample_sort_bucket_storage<Key, Value, policy>;
   auto* bucket_kernel = sample_sort_bucket_kernel<policy, Key, Value, Compare>;
+  constexpr std::nullptr_t none = nullptr;
   if (plan.direct) {
     if (n == 1 && keys_in == keys_out && (!pairs || values_in == values_out)) return cudaSuccess;
-    // The direct sort never writes its source (one tile, no merge pass).
-    return sample_sort_run(bucket_kernel, 1, policy::bucket_threads, sizeof(bucket_storage), stream,
-                           const_cast<Key*>(keys_in), const_cast<Value*>(values_in), keys_out, values_out,
-                           static_cast<const std::int64_t*>(nullptr), plan, comp);
+    // One tile, no merge pass: no spare buffer.
+    return sample_sort_run(bucket_kernel, 1, policy::bucket_threads, sizeof(bucket_storage), stream, keys_in,
+                           values_in, keys_out, values_out, none, none, none, none, none, plan, comp);
   }
   char* base = static_cast<char*>(temp);
   Key* keys_temp = reinterpret_cast<Key*>(base + plan.keys_offset);
@@ -184,30 +190,54 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
   Key* splitters = reinterpret_cast<Key*>(base + plan.splitters_offset);
   auto* counters = reinterpret_cast<std::int64_t*>(base + plan.counters_offset);
   auto* partials = reinterpret_cast<std::int64_t*>(base + plan.partials_offset);
-
-  using sample_storage = sample_sort_sample_storage<Key, policy::sample_threads, policy::sample_items>;
-  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_sample_kernel<policy, Key, Compare>, 1, policy::sample_threads,
-                                           sizeof(sample_storage), stream, keys_in, plan, splitters, comp));
-  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_histogram_kernel<policy, Key, Compare>, plan.scatter_blocks,
-                                           policy::scatter_threads,
-                                           sizeof(sample_sort_histogram_storage<Key, policy::max_levels>), stream,
-                                           keys_in, splitters, plan, counters, comp));
   constexpr int scan_threads = policy::scan_threads;
-  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scan_reduce_kernel<scan_threads, policy::scan_chunk>,
-                                           plan.scan_chunks, scan_threads, 0, stream, counters, plan.counters,
-                                           partials));
-  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scan_partials_kernel<scan_threads>, 1, scan_threads, 0, stream,
-                                           partials, plan.scan_chunks));
-  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scan_apply_kernel<scan_threads, policy::scan_items>,
-                                           plan.scan_chunks, scan_threads, 0, stream, counters, plan.counters,
-                                           partials));
-  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scatter_kernel<policy, Key, Value, Compare>,
-                                           plan.scatter_blocks, policy::scatter_threads,
-                                           sizeof(sample_sort_scatter_storage<Key, policy>), stream, keys_in,
-                                           values_in, splitters, counters, keys_temp, values_temp, plan, comp));
-  return sample_sort_run(bucket_kernel, plan.buckets, policy::bucket_threads, sizeof(bucket_storage), stream,
-                         keys_temp, values_temp, keys_out, values_out, static_cast<const std::int64_t*>(counters),
-                         plan, comp);
+  auto scan = [&](std::int64_t* entries, std::int64_t count, std::int64_t* sums, std::int64_t chunks) {
+    TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scan_reduce_kernel<scan_threads, policy::scan_chunk>,
+                                             chunks, scan_threads, 0, stream, entries, count, sums));
+    TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scan_partials_kernel<scan_threads>, 1, scan_threads, 0,
+                                             stream, sums, chunks));
+    return sample_sort_run(sample_sort_scan_apply_kernel<scan_threads, policy::scan_items>, chunks, scan_threads, 0,
+                           stream, entries, count, sums);
+  };
+  auto* sample_kernel = sample_sort_sample_kernel<policy, Key, Compare>;
+  auto* histogram_kernel = sample_sort_histogram_kernel<policy, Key, Compare>;
+  auto* scatter_kernel = sample_sort_scatter_kernel<policy, Key, Value, Compare>;
+  constexpr std::size_t sample_bytes = sizeof(sample_sort_sample_storage<Key, policy::sample_threads, policy::sample_items>);
+  constexpr std::size_t histogram_bytes = sizeof(sample_sort_histogram_storage<Key, policy::max_levels>);
+  constexpr std::size_t scatter_bytes = sizeof(sample_sort_scatter_storage<Key, Value, policy>);
+  const sample_sort_bucket_info* no_infos = nullptr;
+  // Level 1: input -> temp.
+  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_kernel, 1, policy::sample_threads, sample_bytes, stream, keys_in,
+                                           plan, splitters, none, none, comp));
+  TILESORT_RETURN_IF_ERROR(sample_sort_run(histogram_kernel, plan.scatter_blocks, policy::scatter_threads,
+                                           histogram_bytes, stream, keys_in, splitters, plan, no_infos, counters,
+                                           comp));
+  TILESORT_RETURN_IF_ERROR(scan(counters, plan.counters, partials, plan.scan_chunks));
+  TILESORT_RETURN_IF_ERROR(sample_sort_run(scatter_kernel, plan.scatter_blocks, policy::scatter_threads, scatter_bytes,
+                                           stream, keys_in, values_in, splitters, counters, no_infos, keys_temp,
+                                           values_temp, plan, comp));
+  if (!plan.two_level)  // the buckets: temp -> output
+    return sample_sort_run(bucket_kernel, plan.buckets, policy::bucket_threads, sizeof(bucket_storage), stream,
+                           keys_temp, values_temp, keys_out, values_out, keys_temp, values_temp, counters, no_infos,
+                           none, plan, comp);
+  // Level 2: temp -> output, each level-1 bucket with its own splitters.
+  auto* infos = reinterpret_cast<sample_sort_bucket_info*>(base + plan.infos_offset);
+  Key* splitters2 = reinterpret_cast<Key*>(base + plan.splitters2_offset);
+  auto* counters2 = reinterpret_cast<std::int64_t*>(base + plan.counters2_offset);
+  auto* partials2 = reinterpret_cast<std::int64_t*>(base + plan.partials2_offset);
+  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_kernel, plan.buckets + 1, policy::sample_threads, sample_bytes,
+                                           stream, keys_temp, plan, splitters2, counters, infos, comp));
+  TILESORT_RETURN_IF_ERROR(sample_sort_run(histogram_kernel, plan.chunks_bound, policy::scatter_threads,
+                                           histogram_bytes, stream, keys_temp, splitters2, plan, infos, counters2,
+                                           comp));
+  TILESORT_RETURN_IF_ERROR(scan(counters2, plan.counters2, partials2, plan.scan_chunks2));
+  TILESORT_RETURN_IF_ERROR(sample_sort_run(scatter_kernel, plan.chunks_bound, policy::scatter_threads, scatter_bytes,
+                                           stream, keys_temp, values_temp, splitters2, counters2, infos, keys_out,
+                                           values_out, plan, comp));
+  // The final buckets, in place in the output (temp is the merges' spare).
+  return sample_sort_run(bucket_kernel, plan.finals_bound, policy::bucket_threads, sizeof(bucket_storage), stream,
+                         keys_out, values_out, keys_out, values_out, keys_temp, values_temp, counters, infos,
+                         counters2, plan, comp);
 }
 
 // Two-phase entry: size query, argument checks, launch.

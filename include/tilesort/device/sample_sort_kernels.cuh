@@ -2,23 +2,28 @@
 // (device/sample_sort.cuh has the algorithm, the policy and the launches;
 // detail/sample_sort_plan.cuh the arithmetic they share).
 //
-//   sample:    one block draws plan.samples keys, sorts them (block_sort) and
-//              writes the 2^levels - 1 splitters, in order;
-//   histogram: each scatter block builds the splitter tree in shared memory,
-//              classifies its tiles and writes its count of every bucket;
-//   scan:      three kernels turn the counts (bucket major) into exclusive
-//              offsets: chunk sums, a one-block scan of those, the chunks;
-//   scatter:   each scatter block classifies its tiles again, in order; a
-//              tile's keys are ranked by sorting (bucket, position) codes
-//              with block_sort, so a key's place in its bucket follows the
-//              input order, and written to the temp buffer bucket by bucket
-//              (read again by position);
-//   buckets:   one block per bucket: an equal-key bucket is copied, a bucket
-//              of at most one tile is loaded, sorted (block_sort, stable, the
-//              smallest of three tile shapes that holds it) and stored; a
-//              larger one is sorted in tiles and merged by the
-//              same block in passes that alternate between the temp buffer
-//              and the output (merge-path splits in global memory).
+//   sample:    a block draws keys of its part of the input (level 1: all of
+//              it; level 2: one level-1 bucket), sorts them (block_sort) and
+//              writes the part's splitters, in order. Level 2's launch has
+//              one more block, which writes the level-2 bucket table;
+//   histogram: each block builds its splitter tree in shared memory,
+//              classifies its run of keys (level 1: consecutive tiles of the
+//              input; level 2: one chunk of one bucket) and writes its count
+//              of every bucket;
+//   scan:      three kernels turn the counts into exclusive offsets: chunk
+//              sums, a one-block scan of those, the chunks;
+//   scatter:   each block classifies its run again, tile by tile; a warp
+//              ranks its keys within their buckets in input order
+//              (__match_any_sync on the bucket, per-warp counts), a block
+//              scan over the buckets places each key in shared memory in
+//              bucket order, and consecutive threads write consecutive keys
+//              of a bucket to consecutive positions;
+//   buckets:   one block per final bucket: an equal-key bucket stays (or is
+//              copied), a bucket of at most one tile is loaded, sorted
+//              (block_sort, stable, the smallest of three tile shapes that
+//              holds it) and stored; a larger one is sorted in tiles and
+//              merged by the same block in passes between the output and
+//              the spare buffer (merge-path splits in global memory).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -75,33 +80,81 @@ TILESORT_DEVICE std::int64_t block_exclusive_sum(std::int64_t x, std::int64_t* w
   return prefix;
 }
 
+
 // ------------------------------------------------------------------ sample
 template <typename Key, int Threads, int Items>
 union sample_sort_sample_storage {
   typename block_sort<Key, Threads, Items>::temp_storage sort;
   Key sorted[Threads * Items];
+  std::int64_t warp_sums[Threads / 32 + 1];
 };
 
+// The level-2 bucket table (one block): infos[b] for every level-1 bucket
+// from the level-1 offsets, then the totals in infos[plan.buckets].
+template <int Threads>
+TILESORT_DEVICE void sample_sort_write_table(const sample_sort_plan& plan, const std::int64_t* offsets, int bucket_tile,
+                                             sample_sort_bucket_info* infos, std::int64_t* warp_sums) {
+  std::int64_t chunks_before = 0, finals_before = 0;
+  for (int base = 0; base < plan.buckets; base += Threads) {
+    const int b = base + static_cast<int>(threadIdx.x);
+    sample_sort_bucket_info info{};
+    std::int64_t chunks = 0, finals = 0;
+    if (b < plan.buckets) {
+      info = sample_sort_bucket_of(plan, offsets, b, bucket_tile);
+      chunks = plan.chunks_of(info.size);
+      finals = sample_sort_buckets(info.levels);
+    }
+    std::int64_t chunks_total = 0, finals_total = 0;
+    info.first_chunk = chunks_before + block_exclusive_sum<Threads>(chunks, warp_sums, chunks_total);
+    info.first_final = finals_before + block_exclusive_sum<Threads>(finals, warp_sums, finals_total);
+    if (b < plan.buckets) infos[b] = info;
+    chunks_before += chunks_total;
+    finals_before += finals_total;
+  }
+  if (threadIdx.x == 0) infos[plan.buckets] = sample_sort_bucket_info{plan.n, 0, chunks_before, finals_before, 0};
+}
+
+// Level 1 (offsets null, one block): splitters of the whole input. Level 2
+// (plan.buckets + 1 blocks): block b < plan.buckets writes the splitters of
+// level-1 bucket b (read from `keys`, the level-1 output) to splitters + b x
+// (2^max_levels - 1) when that bucket is classified again; the last block
+// writes the bucket table.
 template <typename Policy, typename Key, typename Compare>
 __global__ void __launch_bounds__(Policy::sample_threads)
-    sample_sort_sample_kernel(const Key* keys, sample_sort_plan plan, Key* splitters, Compare comp) {
+    sample_sort_sample_kernel(const Key* keys, sample_sort_plan plan, Key* splitters, const std::int64_t* offsets,
+                              sample_sort_bucket_info* infos, Compare comp) {
   constexpr int threads = Policy::sample_threads, items = Policy::sample_items;
   using storage_type = sample_sort_sample_storage<Key, threads, items>;
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
   const int t = static_cast<int>(threadIdx.x);
+  std::int64_t begin = 0, size = plan.n;
+  int count = plan.splitters, samples = plan.samples;
+  if (offsets != nullptr) {
+    const int b = static_cast<int>(blockIdx.x);
+    if (b == plan.buckets) {
+      sample_sort_write_table<threads>(plan, offsets, Policy::bucket_tile, infos, storage.warp_sums);
+      return;
+    }
+    const sample_sort_bucket_info info = sample_sort_bucket_of(plan, offsets, b, Policy::bucket_tile);
+    if (info.levels == 0) return;
+    begin = info.begin;
+    size = info.size;
+    count = (1 << info.levels) - 1;
+    samples = sample_sort_sample_count(count, size, Policy::oversampling, Policy::sample_tile);
+    splitters += std::int64_t(b) * ((1 << plan.max_levels) - 1);
+  }
   Key sample[items];
 #pragma unroll
   for (int i = 0; i < items; ++i) {
     const int j = t * items + i;
-    sample[i] = keys[j < plan.samples ? sample_position(j, plan.samples, plan.n) : 0];
+    sample[i] = keys[begin + (j < samples ? sample_position(j, samples, size) : 0)];
   }
-  block_sort<Key, threads, items>(storage.sort).sort(sample, plan.samples, comp);
+  block_sort<Key, threads, items>(storage.sort).sort(sample, samples, comp);
   __syncthreads();  // the sort's storage becomes the sorted samples
 #pragma unroll
   for (int i = 0; i < items; ++i) storage.sorted[t * items + i] = sample[i];
   __syncthreads();
-  for (int j = t; j < plan.splitters; j += threads)
-    splitters[j] = storage.sorted[splitter_sample_rank(j, plan.samples, plan.splitters)];
+  for (int j = t; j < count; j += threads) splitters[j] = storage.sorted[splitter_sample_rank(j, samples, count)];
 }
 
 // ------------------------------------------------------------------ splitter tree
@@ -110,65 +163,128 @@ struct sample_sort_tree {
   static constexpr int max_splitters = (1 << MaxLevels) - 1;
   Key tree[max_splitters + 1];  // slot 0 unused
 
-  // Every thread of the block; a barrier must follow before use.
-  TILESORT_DEVICE void load(const Key* splitters, const sample_sort_plan& plan) {
-    for (int slot = static_cast<int>(threadIdx.x) + 1; slot <= plan.splitters; slot += blockDim.x)
-      tree[slot] = splitters[splitter_tree_rank(slot, plan.levels)];
-  }
-  template <int Items, typename Compare>
-  TILESORT_DEVICE void classify(const Key (&keys)[Items], int levels, int (&buckets)[Items], Compare comp) const {
-    classify_keys(tree, levels, keys, buckets, comp);
+  // Every thread of the block; a barrier must follow before use. `splitters`
+  // holds the 2^levels - 1 splitters in order.
+  TILESORT_DEVICE void load(const Key* splitters, int levels) {
+    for (int slot = static_cast<int>(threadIdx.x) + 1; slot < (1 << levels); slot += blockDim.x)
+      tree[slot] = splitters[splitter_tree_rank(slot, levels)];
   }
 };
 
-// Load a scatter tile's keys striped (thread t takes positions t + k x
-// Threads: coalesced) and classify them; past `valid` a thread loads the
-// tile's first key (its bucket is not used).
-template <int Threads, int Items, typename Key, int MaxLevels, typename Compare>
-TILESORT_DEVICE void sample_sort_classify_tile(const sample_sort_tree<Key, MaxLevels>& tree, const Key* tile_keys,
-                                               int valid, int levels, int (&buckets)[Items], Compare comp) {
-  Key keys[Items];
+// ------------------------------------------------------------------ jobs
+// What one histogram or scatter block classifies: keys [begin, end) with the
+// tree of `levels` levels made of `splitters`; its count of bucket s is
+// counter `base + s x stride`. An idle block (level 2, past the last chunk)
+// owns counters [base, base + max_buckets) and only zeroes them.
+template <typename Key>
+struct sample_sort_job {
+  std::int64_t begin = 0, end = 0;
+  const Key* splitters = nullptr;
+  int levels = 0;
+  int buckets = 1;
+  std::int64_t base = 0, stride = 1;
+  bool idle = false;
+};
+
+// Level 1 when infos is null (block k: its tiles of the input), else level 2
+// (block k: the k-th chunk over all level-1 buckets, in order).
+template <typename Key>
+TILESORT_DEVICE sample_sort_job<Key> sample_sort_job_of(const sample_sort_plan& plan, int scatter_tile,
+                                                        const Key* splitters,
+                                                        const sample_sort_bucket_info* infos) {
+  const std::int64_t k = blockIdx.x;
+  sample_sort_job<Key> job;
+  if (infos == nullptr) {
+    job.begin = plan.first_tile(k) * scatter_tile;
+    const std::int64_t end = plan.end_tile(k) * scatter_tile;
+    job.end = end < plan.n ? end : plan.n;
+    job.splitters = splitters;
+    job.levels = plan.levels;
+    job.buckets = plan.buckets;
+    job.base = k;
+    job.stride = plan.scatter_blocks;
+    return job;
+  }
+  sample_sort_chunk chunk;
+  if (!sample_sort_chunk_of(plan, infos, k, chunk)) {
+    job.idle = true;
+    job.base = k * plan.max_buckets;
+    return job;
+  }
+  job.begin = chunk.begin;
+  job.end = chunk.end;
+  job.splitters = splitters + std::int64_t(chunk.bucket) * ((1 << plan.max_levels) - 1);
+  job.levels = chunk.levels;
+  job.buckets = sample_sort_buckets(chunk.levels);
+  job.base = chunk.base;
+  job.stride = chunk.stride;
+  return job;
+}
+
+// Position in a tile of a thread's k-th key: each warp owns 32 x Items
+// consecutive keys and reads them 32 at a time (coalesced), so the order
+// (warp, k, lane) is the input order.
+template <int Items>
+TILESORT_DEVICE int sample_sort_tile_index(int k) {
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  return warp * 32 * Items + k * 32 + lane;
+}
+
+// Load up to Items keys of a tile (past `valid`: the tile's first key, its
+// bucket unused) and classify them.
+template <int Items, typename Key, int MaxLevels, typename Compare>
+TILESORT_DEVICE void sample_sort_classify_tile(const sample_sort_tree<Key, MaxLevels>& tree, int levels,
+                                               const Key* tile_keys, int valid, Key (&keys)[Items],
+                                               int (&buckets)[Items], Compare comp) {
 #pragma unroll
   for (int k = 0; k < Items; ++k) {
-    const int j = static_cast<int>(threadIdx.x) + k * Threads;
+    const int j = sample_sort_tile_index<Items>(k);
     keys[k] = tile_keys[j < valid ? j : 0];
   }
-  tree.classify(keys, levels, buckets, comp);
+  classify_keys(tree.tree, levels, keys, buckets, comp);
 }
 
 // ------------------------------------------------------------------ histogram
 template <typename Key, int MaxLevels>
 struct sample_sort_histogram_storage {
   sample_sort_tree<Key, MaxLevels> tree;
-  unsigned counts[2 * sample_sort_tree<Key, MaxLevels>::max_splitters + 1];
+  unsigned counts[sample_sort_buckets(MaxLevels)];
 };
 
+// infos null: level 1 over the input; else level 2 over the level-1 output.
 template <typename Policy, typename Key, typename Compare>
 __global__ void __launch_bounds__(Policy::scatter_threads)
     sample_sort_histogram_kernel(const Key* keys, const Key* splitters, sample_sort_plan plan,
-                                 std::int64_t* counters, Compare comp) {
+                                 const sample_sort_bucket_info* infos, std::int64_t* counters, Compare comp) {
+  constexpr int threads = Policy::scatter_threads, items = Policy::scatter_items, tile = Policy::scatter_tile;
+  constexpr int max_buckets = sample_sort_buckets(Policy::max_levels);
   using storage_type = sample_sort_histogram_storage<Key, Policy::max_levels>;
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
-  const std::int64_t block = blockIdx.x;
-  storage.tree.load(splitters, plan);
-  for (int b = static_cast<int>(threadIdx.x); b < plan.buckets; b += blockDim.x) storage.counts[b] = 0;
+  const int t = static_cast<int>(threadIdx.x), lane = t % 32;
+  const sample_sort_job<Key> job = sample_sort_job_of(plan, tile, splitters, infos);
+  if (job.idle) {
+    for (int s = t; s < max_buckets; s += threads) counters[job.base + s] = 0;
+    return;
+  }
+  storage.tree.load(job.splitters, job.levels);
+  for (int s = t; s < max_buckets; s += threads) storage.counts[s] = 0;
   __syncthreads();
-  // Tile by tile as the scatter: scatter_items keys per thread classified
-  // together, then counted.
-  for (std::int64_t tile_index = plan.first_tile(block); tile_index < plan.end_tile(block); ++tile_index) {
-    const std::int64_t base = tile_index * Policy::scatter_tile;
-    const int valid = plan.n - base < Policy::scatter_tile ? static_cast<int>(plan.n - base) : Policy::scatter_tile;
-    int buckets[Policy::scatter_items];
-    sample_sort_classify_tile<Policy::scatter_threads>(storage.tree, keys + base, valid, plan.levels, buckets, comp);
+  for (std::int64_t base = job.begin; base < job.end; base += tile) {
+    const int valid = job.end - base < tile ? static_cast<int>(job.end - base) : tile;
+    Key keys_here[items];
+    int buckets[items];
+    sample_sort_classify_tile(storage.tree, job.levels, keys + base, valid, keys_here, buckets, comp);
 #pragma unroll
-    for (int k = 0; k < Policy::scatter_items; ++k) {
-      if (static_cast<int>(threadIdx.x) + k * Policy::scatter_threads < valid)
-        atomicAdd(&storage.counts[buckets[k]], 1u);
+    for (int k = 0; k < items; ++k) {  // one atomic per bucket per warp step
+      const bool live = sample_sort_tile_index<items>(k) < valid;
+      const unsigned peers = __match_any_sync(0xffffffffu, live ? buckets[k] : max_buckets);
+      if (live && lane == __ffs(peers) - 1) atomicAdd(&storage.counts[buckets[k]], unsigned(__popc(peers)));
     }
   }
   __syncthreads();
-  for (int b = static_cast<int>(threadIdx.x); b < plan.buckets; b += blockDim.x)
-    counters[plan.counter(b, block)] = storage.counts[b];
+  // Level 2 writes all max_buckets entries of its chunk (zeros past its tree).
+  const int written = infos == nullptr ? plan.buckets : max_buckets;
+  for (int s = t; s < written; s += threads) counters[job.base + std::int64_t(s) * job.stride] = storage.counts[s];
 }
 
 // ------------------------------------------------------------------ scan
@@ -223,80 +339,131 @@ __global__ void __launch_bounds__(Threads)
   }
 }
 
+
 // ------------------------------------------------------------------ scatter
-// Shared memory of a scatter block: the tree, one 64-bit position per bucket
-// and the tile's codes (8191 buckets and 4-byte keys: 16 + 64 + 17 KB, two
-// blocks per SM). The tile's keys are not staged: the writes read them again
-// by position (cache hits: the block has just loaded them).
-template <typename Key, typename Policy>
+// Shared memory of a scatter block: the tree, each bucket's next output
+// position, per-warp counts, the tile's bucket starts and the tile itself
+// staged in bucket order (4-byte keys: about 39 KB, five blocks per SM).
+template <typename Key, typename Value, typename Policy>
 struct sample_sort_scatter_storage {
   static constexpr int tile = Policy::scatter_tile;
-  static constexpr int max_buckets = 2 * sample_sort_tree<Key, Policy::max_levels>::max_splitters + 1;
-  using rank_sort = block_sort<unsigned, Policy::scatter_threads, Policy::scatter_items>;
+  static constexpr int warps = Policy::scatter_threads / 32;
+  static constexpr int max_buckets = sample_sort_buckets(Policy::max_levels);
+  static constexpr bool pairs = sample_sort_has_values<Value>;
   sample_sort_tree<Key, Policy::max_levels> tree;
-  // This block's next output position in each bucket; while a tile is
-  // written, that position minus the rank of the bucket's first key in the
-  // tile, so a key goes to next[bucket] + its rank.
-  std::int64_t next[max_buckets];
-  union {
-    typename rank_sort::temp_storage sort;
-    unsigned codes[tile];  // sorted (bucket, position) codes
-  } ranks;
+  std::int64_t next[max_buckets];  // this block's next output position in each bucket
+  std::int64_t warp_sums[warps + 1];
+  // A warp's keys of each bucket so far; then, per bucket, the keys of the
+  // warps before it in the tile.
+  unsigned short warp_counts[warps][max_buckets];
+  int tile_start[max_buckets];  // first position of each bucket in the staged tile
+  unsigned short staged_buckets[tile];
+  Key staged_keys[tile];
+  std::conditional_t<pairs, Value, char> staged_values[pairs ? tile : 1];
 };
 
+// infos null: level 1, input -> temp; else level 2, temp -> output.
 template <typename Policy, typename Key, typename Value, typename Compare>
-__global__ void __launch_bounds__(Policy::scatter_threads)
+__global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_blocks_per_sm)
     sample_sort_scatter_kernel(const Key* keys_in, const Value* values_in, const Key* splitters,
-                               const std::int64_t* offsets, Key* keys_dst, Value* values_dst, sample_sort_plan plan,
-                               Compare comp) {
+                               const std::int64_t* offsets, const sample_sort_bucket_info* infos, Key* keys_dst,
+                               Value* values_dst, sample_sort_plan plan, Compare comp) {
   constexpr int threads = Policy::scatter_threads, items = Policy::scatter_items, tile = Policy::scatter_tile;
-  constexpr int position_bits = sample_sort_position_bits(tile);
-  constexpr unsigned position_mask = (1u << position_bits) - 1u;
-  constexpr bool pairs = sample_sort_has_values<Value>;
-  static_assert(tile == threads * items, "one code per item");
-  static_assert(sample_sort_scatter_storage<Key, Policy>::max_buckets < (1 << (31 - position_bits)),
-                "(bucket, position) codes below 0xffffffff, the padding code");
-  using storage_type = sample_sort_scatter_storage<Key, Policy>;
+  using storage_type = sample_sort_scatter_storage<Key, Value, Policy>;
+  constexpr int max_buckets = storage_type::max_buckets, warps = storage_type::warps;
+  constexpr int per_thread = (max_buckets + threads - 1) / threads;  // buckets a thread scans
+  constexpr bool pairs = storage_type::pairs;
+  static_assert(32 * items < 65536, "per-warp counts fit 16 bits");
+  static_assert(max_buckets < 65536, "staged bucket numbers fit 16 bits");
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
-  const std::int64_t block = blockIdx.x;
-  const int t = static_cast<int>(threadIdx.x);
-  storage.tree.load(splitters, plan);
-  for (int b = t; b < plan.buckets; b += threads) storage.next[b] = offsets[plan.counter(b, block)];
+  const int t = static_cast<int>(threadIdx.x), lane = t % 32, warp = t / 32;
+  const sample_sort_job<Key> job = sample_sort_job_of(plan, tile, splitters, infos);
+  if (job.idle) return;
+  storage.tree.load(job.splitters, job.levels);
+  for (int s = t; s < job.buckets; s += threads) storage.next[s] = offsets[job.base + std::int64_t(s) * job.stride];
   __syncthreads();
-  for (std::int64_t tile_index = plan.first_tile(block); tile_index < plan.end_tile(block); ++tile_index) {
-    const std::int64_t base = tile_index * tile;
-    const int valid = plan.n - base < tile ? static_cast<int>(plan.n - base) : tile;
+  for (std::int64_t base = job.begin; base < job.end; base += tile) {
+    const int valid = job.end - base < tile ? static_cast<int>(job.end - base) : tile;
+    Key keys[items];
     int buckets[items];
-    sample_sort_classify_tile<threads>(storage.tree, keys_in + base, valid, plan.levels, buckets, comp);
-    unsigned codes[items];
+    sample_sort_classify_tile(storage.tree, job.levels, keys_in + base, valid, keys, buckets, comp);
+    Value values[items];
+    if constexpr (pairs) {
+#pragma unroll
+      for (int k = 0; k < items; ++k) {
+        const int j = sample_sort_tile_index<items>(k);
+        values[k] = values_in[base + (j < valid ? j : 0)];
+      }
+    }
+    // Ranks within the warp's keys of a bucket, in input order.
+    for (int s = lane; s < job.buckets; s += 32) storage.warp_counts[warp][s] = 0;
+    __syncwarp();
+    int ranks[items];
 #pragma unroll
     for (int k = 0; k < items; ++k) {
-      const int j = t + k * threads;  // striped
-      codes[k] = j < valid ? (unsigned(buckets[k]) << position_bits) | unsigned(j) : 0xffffffffu;
+      const bool live = sample_sort_tile_index<items>(k) < valid;
+      const unsigned peers = __match_any_sync(0xffffffffu, live ? buckets[k] : max_buckets);
+      const int before = live ? storage.warp_counts[warp][buckets[k]] : 0;
+      ranks[k] = before + __popc(peers & ((1u << lane) - 1u));
+      __syncwarp();
+      if (live && lane == __ffs(peers) - 1)
+        storage.warp_counts[warp][buckets[k]] = static_cast<unsigned short>(before + __popc(peers));
+      __syncwarp();
     }
-    typename storage_type::rank_sort(storage.ranks.sort).sort(codes);
-    __syncthreads();  // the sort's storage becomes the codes
+    __syncthreads();
+    // Per bucket: the warps' counts -> exclusive sums over the warps; the
+    // bucket totals -> the tile's bucket starts (a thread takes per_thread
+    // consecutive buckets, so one block scan orders them).
+    int totals[per_thread];
+    int mine = 0;
 #pragma unroll
-    for (int i = 0; i < items; ++i) storage.ranks.codes[t * items + i] = codes[i];
-    __syncthreads();
-    for (int rank = t; rank < valid; rank += threads) {  // a bucket's first key: next[bucket] - rank
-      const unsigned bucket = storage.ranks.codes[rank] >> position_bits;
-      if (rank == 0 || (storage.ranks.codes[rank - 1] >> position_bits) != bucket) storage.next[bucket] -= rank;
+    for (int i = 0; i < per_thread; ++i) {
+      const int s = t * per_thread + i;
+      int running = 0;
+      if (s < job.buckets) {
+#pragma unroll
+        for (int w = 0; w < warps; ++w) {
+          const int c = storage.warp_counts[w][s];
+          storage.warp_counts[w][s] = static_cast<unsigned short>(running);
+          running += c;
+        }
+      }
+      totals[i] = running;
+      mine += running;
+    }
+    std::int64_t tile_total = 0;
+    int start = static_cast<int>(block_exclusive_sum<threads>(mine, storage.warp_sums, tile_total));
+#pragma unroll
+    for (int i = 0; i < per_thread; ++i) {
+      const int s = t * per_thread + i;
+      if (s < job.buckets) storage.tile_start[s] = start;
+      start += totals[i];
     }
     __syncthreads();
-    for (int rank = t; rank < valid; rank += threads) {  // consecutive ranks of a bucket: consecutive outputs
-      const unsigned code = storage.ranks.codes[rank];
-      const std::int64_t dst = storage.next[code >> position_bits] + rank;
-      keys_dst[dst] = keys_in[base + (code & position_mask)];
-      if constexpr (pairs) values_dst[dst] = values_in[base + (code & position_mask)];
+    // Stage the tile in bucket order.
+#pragma unroll
+    for (int k = 0; k < items; ++k) {
+      if (sample_sort_tile_index<items>(k) < valid) {
+        const int at = storage.tile_start[buckets[k]] + storage.warp_counts[warp][buckets[k]] + ranks[k];
+        storage.staged_buckets[at] = static_cast<unsigned short>(buckets[k]);
+        storage.staged_keys[at] = keys[k];
+        if constexpr (pairs) storage.staged_values[at] = values[k];
+      }
     }
-    __syncthreads();  // next[] read by all
-    for (int rank = t; rank < valid; rank += threads) {  // a bucket's last key: back to the next position
-      const unsigned bucket = storage.ranks.codes[rank] >> position_bits;
-      if (rank == valid - 1 || (storage.ranks.codes[rank + 1] >> position_bits) != bucket)
-        storage.next[bucket] += rank + 1;
+    __syncthreads();
+    // Consecutive threads, consecutive keys of a bucket: consecutive outputs.
+    for (int at = t; at < valid; at += threads) {
+      const int s = storage.staged_buckets[at];
+      const std::int64_t dst = storage.next[s] + (at - storage.tile_start[s]);
+      keys_dst[dst] = storage.staged_keys[at];
+      if constexpr (pairs) values_dst[dst] = storage.staged_values[at];
     }
-    __syncthreads();  // codes and next[] are rewritten by the next tile
+    __syncthreads();  // next[] and the staged tile are read by all
+#pragma unroll
+    for (int i = 0; i < per_thread; ++i) {
+      const int s = t * per_thread + i;
+      if (s < job.buckets) storage.next[s] += totals[i];
+    }
   }
 }
 
@@ -377,35 +544,50 @@ TILESORT_DEVICE void sample_sort_merge_runs(const Key* a_keys, const Value* a_va
   }
 }
 
-// One block per bucket. `offsets` null: one bucket, [0, n) (the direct sort,
-// src may be dst). Otherwise bucket b is [offsets[counter(b, 0)],
-// offsets[counter(b + 1, 0)]) of src (the temp buffer), sorted into dst;
-// buckets larger than a tile use src as the other buffer of their merges.
+// One block per final bucket, sorted into dst. Direct (plan.direct): one
+// bucket, [0, n) of src (may be dst). One level (infos null): bucket b is
+// [offsets[counter(b, 0)], offsets[counter(b + 1, 0)]) of src (the temp
+// buffer). Two levels: block k is the k-th final bucket (sub-bucket s of
+// level-1 bucket b, from offsets2), already in dst (src == dst); blocks past
+// the last final bucket exit. Buckets of keys equal to a splitter (at either
+// level) keep their order. Buckets larger than a tile merge through `spare`.
 // A bucket of at most a quarter (a half) of a tile is sorted by the quarter
 // (half) shape: the same threads with fewer items each, so an average bucket
 // does not pay for a padded full tile.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::bucket_threads, 1)
-    sample_sort_bucket_kernel(Key* keys_src, Value* values_src, Key* keys_dst, Value* values_dst,
-                              const std::int64_t* offsets, sample_sort_plan plan, Compare comp) {
+    sample_sort_bucket_kernel(const Key* keys_src, const Value* values_src, Key* keys_dst, Value* values_dst,
+                              Key* keys_spare, Value* values_spare, const std::int64_t* offsets,
+                              const sample_sort_bucket_info* infos, const std::int64_t* offsets2,
+                              sample_sort_plan plan, Compare comp) {
   constexpr int threads = Policy::bucket_threads, items = Policy::bucket_items, tile = Policy::bucket_tile;
   constexpr bool pairs = sample_sort_has_values<Value>;
   auto& storage = *reinterpret_cast<sample_sort_bucket_storage<Key, Value, Policy>*>(sample_sort_smem);
-  const int bucket = static_cast<int>(blockIdx.x);
   std::int64_t begin = 0, end = plan.n;
-  if (offsets != nullptr) {
+  bool in_order = false;  // keys equal to a splitter: nothing to sort
+  if (infos != nullptr) {
+    sample_sort_final final_bucket;
+    if (!sample_sort_final_of(plan, infos, offsets2, blockIdx.x, final_bucket)) return;
+    begin = final_bucket.begin;
+    end = final_bucket.end;
+    in_order = final_bucket.in_order;
+  } else if (offsets != nullptr) {
+    const int bucket = static_cast<int>(blockIdx.x);
     begin = offsets[plan.counter(bucket, 0)];
     if (bucket + 1 < plan.buckets) end = offsets[plan.counter(bucket + 1, 0)];
+    in_order = is_equal_bucket(bucket);
   }
   const std::int64_t size = end - begin;
   if (size <= 0) return;
   keys_src += begin;
   keys_dst += begin;
+  keys_spare += begin;
   if constexpr (pairs) {
     values_src += begin;
     values_dst += begin;
+    values_spare += begin;
   }
-  if (size == 1 || (offsets != nullptr && is_equal_bucket(bucket))) {  // in order already
+  if (size == 1 || in_order) {
     if (keys_src == keys_dst) return;
     for (std::int64_t i = threadIdx.x; i < size; i += threads) {
       keys_dst[i] = keys_src[i];
@@ -425,8 +607,8 @@ __global__ void __launch_bounds__(Policy::bucket_threads, 1)
   }
   const int passes = bucket_merge_passes(size, tile);
   // Tiles go where the merges' parity leaves the result in dst.
-  Key* keys_to = passes % 2 == 0 ? keys_dst : keys_src;
-  Value* values_to = passes % 2 == 0 ? values_dst : values_src;
+  Key* keys_to = passes % 2 == 0 ? keys_dst : keys_spare;
+  Value* values_to = passes % 2 == 0 ? values_dst : values_spare;
   for (std::int64_t at = 0; at < size; at += tile) {
     const int count = size - at < tile ? static_cast<int>(size - at) : tile;
     if (count == 1) {
@@ -443,8 +625,8 @@ __global__ void __launch_bounds__(Policy::bucket_threads, 1)
   Value* values_from = values_to;
   for (int pass = 0; pass < passes; ++pass) {
     __syncthreads();  // the block's writes of the previous step are visible to it
-    Key* keys_into = keys_from == keys_dst ? keys_src : keys_dst;
-    Value* values_into = values_from == values_dst ? values_src : values_dst;
+    Key* keys_into = keys_from == keys_dst ? keys_spare : keys_dst;
+    Value* values_into = values_from == values_dst ? values_spare : values_dst;
     const std::int64_t run = std::int64_t(tile) << pass;
     for (std::int64_t lo = 0; lo < size; lo += 2 * run) {
       const std::int64_t a_len = size - lo < run ? size - lo : run;
