@@ -190,11 +190,9 @@ void check_plan(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes) 
     EXPECT_GE(p.chunks_bound, ceil_div(n, p.chunk) + p.buckets);  // every bucket's partial last chunk
     EXPECT_EQ(p.chunks_bound * p.max_buckets, p.counters2);
     EXPECT_GE(p.scan_chunks2 * Policy::scan_chunk, p.counters2);
-    EXPECT_GE(p.finals_bound, p.buckets + 8 * n / Policy::bucket_tile);
-    EXPECT_LT(p.finals_bound, std::int64_t(1) << 31);  // a grid
+    EXPECT_LT(p.chunks_bound, std::int64_t(1) << 31);  // a grid
   } else {
     EXPECT_EQ(0, p.counters2);
-    EXPECT_EQ(0, p.finals_bound);
   }
   // Layout: aligned, in order, no overlap; n keys + n values + small bookkeeping.
   for (std::size_t offset : {p.keys_offset, p.values_offset, p.splitters_offset, p.counters_offset, p.partials_offset,
@@ -245,8 +243,7 @@ TEST(SampleSortPlan, SecondLevelPastOneFullTree) {
   EXPECT_FALSE(make_sample_sort_plan(std::int64_t(1) << 20, 4, 0, u32_policy::shape()).two_level);
   EXPECT_TRUE(make_sample_sort_plan((std::int64_t(1) << 20) + 1, 4, 0, u32_policy::shape()).two_level);
   // Level 2's trees: none for a bucket that fits a tile or holds equal keys,
-  // else buckets of at most half a tile on average, and never more than
-  // 8 x size / tile final buckets (the bound of the bucket grid).
+  // else buckets of at most half a tile on average.
   const int tile = u32_policy::bucket_tile;
   EXPECT_EQ(0, sample_sort_level2_levels(tile, false, tile, 8));
   EXPECT_EQ(0, sample_sort_level2_levels(std::int64_t(1) << 30, true, tile, 8));
@@ -257,7 +254,6 @@ TEST(SampleSortPlan, SecondLevelPastOneFullTree) {
     ASSERT_GE(levels, 1);
     ASSERT_LE(levels, 8);
     if (levels < 8) EXPECT_LE(2 * size, (std::int64_t(1) << levels) * tile) << size;
-    EXPECT_LE(sample_sort_buckets(levels), 8 * size / tile) << size;
   }
 }
 
@@ -311,7 +307,7 @@ TEST(SampleSortPlan, FindBucketTakesTheLastNonEmptyOne) {
   }
   const int expected[] = {0, 0, 3, 3, 3, 5, 5};
   for (int k = 0; k < 7; ++k)
-    EXPECT_EQ(expected[k], sample_sort_find_bucket(infos.data(), 5, k, &sample_sort_bucket_info::first_chunk)) << k;
+    EXPECT_EQ(expected[k], sample_sort_find_bucket(infos.data(), 5, k)) << k;
 }
 
 // ------------------------------------------------------------------ the whole sort, simulated
@@ -370,8 +366,13 @@ void simulate(const std::vector<int>& keys, std::int64_t* largest = nullptr) {
     for (std::int64_t i = p.first_tile(block) * policy::scatter_tile;
          i < std::min(n, p.end_tile(block) * policy::scatter_tile); ++i)
       scattered[next[p.counter(bucket_of[i], block)]++] = static_cast<std::uint32_t>(i);
-  // The final buckets: [begin, end) of `result`, and whether they are sorted.
-  std::vector<sample_sort_final> finals;
+  // The final buckets: [begin, end) of `result`, and whether they keep their
+  // order (keys equal to a splitter).
+  struct final_bucket {
+    std::int64_t begin, end;
+    bool in_order;
+  };
+  std::vector<final_bucket> finals;
   index_vector result;
   if (!p.two_level) {
     result = scattered;
@@ -382,17 +383,14 @@ void simulate(const std::vector<int>& keys, std::int64_t* largest = nullptr) {
   } else {
     // The table, as the last level-2 sample block writes it.
     std::vector<sample_sort_bucket_info> infos(p.buckets + 1);
-    std::int64_t chunks = 0, final_count = 0;
+    std::int64_t chunks = 0;
     for (int b = 0; b < p.buckets; ++b) {
       infos[b] = sample_sort_bucket_of(p, counters.data(), b, policy::bucket_tile);
       infos[b].first_chunk = chunks;
-      infos[b].first_final = final_count;
       chunks += p.chunks_of(infos[b].size);
-      final_count += sample_sort_buckets(infos[b].levels);
     }
-    infos[p.buckets] = {n, 0, chunks, final_count, 0};
+    infos[p.buckets] = {n, 0, chunks, 0};
     ASSERT_LE(chunks, p.chunks_bound);
-    ASSERT_LE(final_count, p.finals_bound);
     std::vector<std::vector<int>> trees(p.buckets);
     for (int b = 0; b < p.buckets; ++b) {
       const sample_sort_bucket_info& info = infos[b];
@@ -437,20 +435,31 @@ void simulate(const std::vector<int>& keys, std::int64_t* largest = nullptr) {
       for (int s = 0; s < static_cast<int>(to.size()); ++s) to[s] = counters2[chunk.base + s * chunk.stride];
       for (std::int64_t i = chunk.begin; i < chunk.end; ++i) result[to[sub_of[i]]++] = scattered[i];
     }
+    // The bucket kernel's view: per level-1 bucket, its range sub-buckets
+    // (sample_sort_range_of) or the whole bucket; everything between them
+    // holds keys equal to a splitter.
     std::int64_t covered = 0;
-    for (std::int64_t k = 0; k < p.finals_bound; ++k) {
-      sample_sort_final f;
-      if (!sample_sort_final_of(p, infos.data(), counters2.data(), k, f)) {
-        ASSERT_GE(k, final_count);
-        continue;
+    for (int b = 0; b < p.buckets; ++b) {
+      const sample_sort_bucket_info& info = infos[b];
+      ASSERT_EQ(covered, info.begin);
+      if (is_equal_bucket(b) || info.levels == 0) {
+        finals.push_back({info.begin, info.begin + info.size, is_equal_bucket(b)});
+      } else {
+        for (int j = 0; j < (1 << info.levels); ++j) {
+          std::int64_t begin = 0, end = 0;
+          sample_sort_range_of(p, info, counters2.data(), j, begin, end);
+          ASSERT_LE(covered, begin);
+          if (covered < begin) finals.push_back({covered, begin, true});  // the equal sub-bucket before
+          finals.push_back({begin, end, false});
+          covered = end;
+        }
+        ASSERT_EQ(info.begin + info.size, covered);
       }
-      ASSERT_EQ(covered, f.begin) << "final buckets follow each other";
-      covered = f.end;
-      finals.push_back(f);
+      covered = info.begin + info.size;
     }
     ASSERT_EQ(n, covered);
   }
-  for (const sample_sort_final& f : finals) {
+  for (const final_bucket& f : finals) {
     ASSERT_LE(f.begin, f.end);
     if (f.in_order) {
       for (std::int64_t i = f.begin + 1; i < f.end; ++i) ASSERT_EQ(keys[result[f.begin]], keys[result[i]]);

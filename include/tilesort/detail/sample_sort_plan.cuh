@@ -32,8 +32,9 @@
 // (entry (s, c) = region + s x chunks_b + c), so the same flat exclusive scan
 // gives absolute output positions (regions follow the buckets, whose sizes
 // sum to the bucket's first position). The level-2 grids are bounds known
-// on the host (chunks <= n / chunk + buckets, final buckets <= buckets +
-// 8 n / bucket_tile); blocks past the real count exit.
+// on the host (chunks <= n / chunk + buckets); blocks past the real count
+// exit. The bucket sorts then take one level-1 bucket per block, and sort
+// its range sub-buckets one after the other (equal ones stay as they are).
 #pragma once
 
 #include <cstddef>
@@ -79,12 +80,11 @@ TILESORT_HD int sample_sort_level2_levels(std::int64_t size, bool equal_bucket, 
 }
 
 // What level 2 knows of a level-1 bucket (one entry per bucket, and one past
-// the last with the totals in first_chunk and first_final).
+// the last with the total in first_chunk).
 struct sample_sort_bucket_info {
   std::int64_t begin;        // first position (in the level-1 output)
   std::int64_t size;         // keys
   std::int64_t first_chunk;  // level-2 chunks before this bucket's
-  std::int64_t first_final;  // final buckets before this bucket's
   int levels;                // level-2 tree depth (0: the bucket is moved whole)
 };
 
@@ -114,7 +114,6 @@ struct sample_sort_plan {
   std::int64_t chunks_bound = 0;  // level 2: at least the chunks of all buckets together
   std::int64_t counters2 = 0;     // chunks_bound x max_buckets
   std::int64_t scan_chunks2 = 0;  // ceil(counters2 / scan_chunk)
-  std::int64_t finals_bound = 0;  // bucket sorts launched: at least the final buckets
   // Temp layout (256-byte aligned offsets; level-2 parts empty for one level).
   std::size_t keys_offset = 0;
   std::size_t values_offset = 0;
@@ -172,7 +171,6 @@ TILESORT_HD sample_sort_plan make_sample_sort_plan(std::int64_t n, std::size_t k
     p.chunks_bound = ceil_div(p.n, p.chunk) + p.buckets;  // each bucket's last chunk may be partial
     p.counters2 = p.chunks_bound * p.max_buckets;
     p.scan_chunks2 = ceil_div(p.counters2, shape.scan_chunk);
-    p.finals_bound = p.buckets + ceil_div(8 * p.n, shape.bucket_tile);
   }
   std::size_t at = 0;
   auto take = [&](std::size_t bytes) {
@@ -195,11 +193,9 @@ TILESORT_HD sample_sort_plan make_sample_sort_plan(std::int64_t n, std::size_t k
   return p;
 }
 
-// The level-2 bucket table from the level-1 offsets (scanned counters):
-// entry b for b < plan.buckets, the totals for b == plan.buckets.
-// first_chunk and first_final are exclusive sums over the buckets, so the
-// caller scans chunks_of(size) and sample_sort_buckets(levels); this gives
-// one bucket's own part.
+// Level-1 bucket b as the level-2 bucket table holds it, from the level-1
+// offsets (scanned counters); first_chunk is an exclusive sum over the
+// buckets of chunks_of(size), made by the caller.
 TILESORT_HD sample_sort_bucket_info sample_sort_bucket_of(const sample_sort_plan& plan, const std::int64_t* offsets,
                                                          int b, int bucket_tile) {
   sample_sort_bucket_info info{};
@@ -210,15 +206,14 @@ TILESORT_HD sample_sort_bucket_info sample_sort_bucket_of(const sample_sort_plan
   return info;
 }
 
-// The bucket whose level-2 work holds x: the last b <= plan.buckets with
-// infos[b].*first <= x (first = first_chunk or first_final; infos[0].*first
-// is 0). x past the last bucket's work gives plan.buckets (the totals).
-TILESORT_HD int sample_sort_find_bucket(const sample_sort_bucket_info* infos, int buckets, std::int64_t x,
-                                        std::int64_t sample_sort_bucket_info::*first) {
-  int lo = 0, hi = buckets;  // infos[lo].*first <= x; the answer is in [lo, hi]
+// The bucket whose level-2 chunks hold chunk k: the last b <= plan.buckets
+// with infos[b].first_chunk <= k (infos[0].first_chunk is 0). k past the last
+// chunk gives plan.buckets (the totals).
+TILESORT_HD int sample_sort_find_bucket(const sample_sort_bucket_info* infos, int buckets, std::int64_t k) {
+  int lo = 0, hi = buckets;  // infos[lo].first_chunk <= k; the answer is in [lo, hi]
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
-    if (infos[mid].*first <= x) {
+    if (infos[mid].first_chunk <= k) {
       lo = mid;
     } else {
       hi = mid - 1;
@@ -240,7 +235,7 @@ struct sample_sort_chunk {
 };
 TILESORT_HD bool sample_sort_chunk_of(const sample_sort_plan& plan, const sample_sort_bucket_info* infos,
                                       std::int64_t k, sample_sort_chunk& chunk) {
-  chunk.bucket = sample_sort_find_bucket(infos, plan.buckets, k, &sample_sort_bucket_info::first_chunk);
+  chunk.bucket = sample_sort_find_bucket(infos, plan.buckets, k);
   if (chunk.bucket == plan.buckets) return false;
   const sample_sort_bucket_info info = infos[chunk.bucket];
   const std::int64_t c = k - info.first_chunk;
@@ -253,25 +248,14 @@ TILESORT_HD bool sample_sort_chunk_of(const sample_sort_plan& plan, const sample
   return true;
 }
 
-// Final bucket k of a two-level sort (k < plan.finals_bound): sub-bucket s
-// of level-1 bucket b, [begin, end) of the level-2 output (offsets2: the
-// scanned level-2 counters); in_order when its keys are equal to a splitter
-// of either level (nothing to sort). False past the last final bucket.
-struct sample_sort_final {
-  std::int64_t begin = 0, end = 0;
-  bool in_order = false;
-};
-TILESORT_HD bool sample_sort_final_of(const sample_sort_plan& plan, const sample_sort_bucket_info* infos,
-                                      const std::int64_t* offsets2, std::int64_t k, sample_sort_final& final_bucket) {
-  const int b = sample_sort_find_bucket(infos, plan.buckets, k, &sample_sort_bucket_info::first_final);
-  if (b == plan.buckets) return false;
-  const sample_sort_bucket_info info = infos[b];
-  const int s = static_cast<int>(k - info.first_final);
-  final_bucket.begin = s == 0 ? info.begin : offsets2[plan.counter2(info, s, 0)];
-  final_bucket.end = s + 1 < sample_sort_buckets(info.levels) ? offsets2[plan.counter2(info, s + 1, 0)]
-                                                                : info.begin + info.size;
-  final_bucket.in_order = is_equal_bucket(b) || (info.levels > 0 && is_equal_bucket(s));
-  return true;
+// Range sub-bucket j (sub-bucket 2j, 0 <= j < 2^levels) of a level-1 bucket
+// that level 2 classified (info.levels > 0): [begin, end) of the level-2
+// output (offsets2: the scanned level-2 counters).
+TILESORT_HD void sample_sort_range_of(const sample_sort_plan& plan, const sample_sort_bucket_info& info,
+                                      const std::int64_t* offsets2, int j, std::int64_t& begin, std::int64_t& end) {
+  const int s = 2 * j;
+  begin = s == 0 ? info.begin : offsets2[plan.counter2(info, s, 0)];
+  end = s + 1 < sample_sort_buckets(info.levels) ? offsets2[plan.counter2(info, s + 1, 0)] : info.begin + info.size;
 }
 
 // Where sample i of `samples` is drawn: one position in each of `samples`

@@ -235,7 +235,7 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
                                            stream, keys_temp, values_temp, splitters2, counters2, infos, keys_out,
                                            values_out, plan, comp));
   // The final buckets, in place in the output (temp is the merges' spare).
-  return sample_sort_run(bucket_kernel, plan.finals_bound, policy::bucket_threads, sizeof(bucket_storage), stream,
+  return sample_sort_run(bucket_kernel, plan.buckets, policy::bucket_threads, sizeof(bucket_storage), stream,
                          keys_out, values_out, keys_out, values_out, keys_temp, values_temp, counters, infos,
                          counters2, plan, comp);
 }

@@ -90,28 +90,25 @@ union sample_sort_sample_storage {
 };
 
 // The level-2 bucket table (one block): infos[b] for every level-1 bucket
-// from the level-1 offsets, then the totals in infos[plan.buckets].
+// from the level-1 offsets, then the total in infos[plan.buckets].
 template <int Threads>
 TILESORT_DEVICE void sample_sort_write_table(const sample_sort_plan& plan, const std::int64_t* offsets, int bucket_tile,
                                              sample_sort_bucket_info* infos, std::int64_t* warp_sums) {
-  std::int64_t chunks_before = 0, finals_before = 0;
+  std::int64_t chunks_before = 0;
   for (int base = 0; base < plan.buckets; base += Threads) {
     const int b = base + static_cast<int>(threadIdx.x);
     sample_sort_bucket_info info{};
-    std::int64_t chunks = 0, finals = 0;
+    std::int64_t chunks = 0;
     if (b < plan.buckets) {
       info = sample_sort_bucket_of(plan, offsets, b, bucket_tile);
       chunks = plan.chunks_of(info.size);
-      finals = sample_sort_buckets(info.levels);
     }
-    std::int64_t chunks_total = 0, finals_total = 0;
-    info.first_chunk = chunks_before + block_exclusive_sum<Threads>(chunks, warp_sums, chunks_total);
-    info.first_final = finals_before + block_exclusive_sum<Threads>(finals, warp_sums, finals_total);
+    std::int64_t total = 0;
+    info.first_chunk = chunks_before + block_exclusive_sum<Threads>(chunks, warp_sums, total);
     if (b < plan.buckets) infos[b] = info;
-    chunks_before += chunks_total;
-    finals_before += finals_total;
+    chunks_before += total;
   }
-  if (threadIdx.x == 0) infos[plan.buckets] = sample_sort_bucket_info{plan.n, 0, chunks_before, finals_before, 0};
+  if (threadIdx.x == 0) infos[plan.buckets] = sample_sort_bucket_info{plan.n, 0, chunks_before, 0};
 }
 
 // Level 1 (offsets null, one block): splitters of the whole input. Level 2
@@ -473,13 +470,19 @@ using sample_sort_bucket_sorter =
     block_sort<Key, Threads, Items, std::conditional_t<sample_sort_has_values<Value>, Value, void>>;
 
 // The bucket kernel's shared memory: one sorter shape at a time (a bucket
-// takes the smallest that holds it).
+// takes the smallest that holds it), and the bounds of a level-1 bucket's
+// range sub-buckets.
 template <typename Key, typename Value, typename Policy>
-union sample_sort_bucket_storage {
-  typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items>::temp_storage tile;
-  typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items_half>::temp_storage half;
-  typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items_quarter>::temp_storage
-      quarter;
+struct sample_sort_bucket_storage {
+  union {
+    typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items>::temp_storage tile;
+    typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items_half>::temp_storage
+        half;
+    typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items_quarter>::temp_storage
+        quarter;
+  } sorters;
+  std::int64_t begins[1 << Policy::max_levels];  // range sub-bucket j: [begins[j], ends[j])
+  std::int64_t ends[1 << Policy::max_levels];
 };
 
 // Sort count (1 < count <= Threads x Items) keys of src into dst (may be src):
@@ -544,39 +547,18 @@ TILESORT_DEVICE void sample_sort_merge_runs(const Key* a_keys, const Value* a_va
   }
 }
 
-// One block per final bucket, sorted into dst. Direct (plan.direct): one
-// bucket, [0, n) of src (may be dst). One level (infos null): bucket b is
-// [offsets[counter(b, 0)], offsets[counter(b + 1, 0)]) of src (the temp
-// buffer). Two levels: block k is the k-th final bucket (sub-bucket s of
-// level-1 bucket b, from offsets2), already in dst (src == dst); blocks past
-// the last final bucket exit. Buckets of keys equal to a splitter (at either
-// level) keep their order. Buckets larger than a tile merge through `spare`.
-// A bucket of at most a quarter (a half) of a tile is sorted by the quarter
-// (half) shape: the same threads with fewer items each, so an average bucket
-// does not pay for a padded full tile.
+// One bucket [begin, end) of src sorted into dst by the block (src may be
+// dst): a bucket of at most a quarter (a half) of a tile is sorted by the
+// quarter (half) shape: the same threads with fewer items each, so an
+// average bucket does not pay for a padded full tile. A larger one is sorted
+// tile by tile and merged in passes between dst and `spare`. Ends with a
+// barrier (the storage is reused).
 template <typename Policy, typename Key, typename Value, typename Compare>
-__global__ void __launch_bounds__(Policy::bucket_threads, 1)
-    sample_sort_bucket_kernel(const Key* keys_src, const Value* values_src, Key* keys_dst, Value* values_dst,
-                              Key* keys_spare, Value* values_spare, const std::int64_t* offsets,
-                              const sample_sort_bucket_info* infos, const std::int64_t* offsets2,
-                              sample_sort_plan plan, Compare comp) {
+TILESORT_DEVICE void sample_sort_one_bucket(sample_sort_bucket_storage<Key, Value, Policy>& storage, const Key* keys_src,
+                                            const Value* values_src, Key* keys_dst, Value* values_dst, Key* keys_spare,
+                                            Value* values_spare, std::int64_t begin, std::int64_t end, Compare comp) {
   constexpr int threads = Policy::bucket_threads, items = Policy::bucket_items, tile = Policy::bucket_tile;
   constexpr bool pairs = sample_sort_has_values<Value>;
-  auto& storage = *reinterpret_cast<sample_sort_bucket_storage<Key, Value, Policy>*>(sample_sort_smem);
-  std::int64_t begin = 0, end = plan.n;
-  bool in_order = false;  // keys equal to a splitter: nothing to sort
-  if (infos != nullptr) {
-    sample_sort_final final_bucket;
-    if (!sample_sort_final_of(plan, infos, offsets2, blockIdx.x, final_bucket)) return;
-    begin = final_bucket.begin;
-    end = final_bucket.end;
-    in_order = final_bucket.in_order;
-  } else if (offsets != nullptr) {
-    const int bucket = static_cast<int>(blockIdx.x);
-    begin = offsets[plan.counter(bucket, 0)];
-    if (bucket + 1 < plan.buckets) end = offsets[plan.counter(bucket + 1, 0)];
-    in_order = is_equal_bucket(bucket);
-  }
   const std::int64_t size = end - begin;
   if (size <= 0) return;
   keys_src += begin;
@@ -587,22 +569,21 @@ __global__ void __launch_bounds__(Policy::bucket_threads, 1)
     values_dst += begin;
     values_spare += begin;
   }
-  if (size == 1 || in_order) {
-    if (keys_src == keys_dst) return;
-    for (std::int64_t i = threadIdx.x; i < size; i += threads) {
-      keys_dst[i] = keys_src[i];
-      if constexpr (pairs) values_dst[i] = values_src[i];
+  if (size == 1) {
+    if (keys_src != keys_dst && threadIdx.x == 0) {
+      keys_dst[0] = keys_src[0];
+      if constexpr (pairs) values_dst[0] = values_src[0];
     }
     return;
   }
   if (size <= threads * Policy::bucket_items_quarter) {
-    sample_sort_sort_tile<threads, Policy::bucket_items_quarter>(storage.quarter, keys_src, values_src, keys_dst,
-                                                                 values_dst, static_cast<int>(size), comp);
+    sample_sort_sort_tile<threads, Policy::bucket_items_quarter>(storage.sorters.quarter, keys_src, values_src,
+                                                                 keys_dst, values_dst, static_cast<int>(size), comp);
     return;
   }
   if (size <= threads * Policy::bucket_items_half) {
-    sample_sort_sort_tile<threads, Policy::bucket_items_half>(storage.half, keys_src, values_src, keys_dst, values_dst,
-                                                              static_cast<int>(size), comp);
+    sample_sort_sort_tile<threads, Policy::bucket_items_half>(storage.sorters.half, keys_src, values_src, keys_dst,
+                                                              values_dst, static_cast<int>(size), comp);
     return;
   }
   const int passes = bucket_merge_passes(size, tile);
@@ -618,7 +599,7 @@ __global__ void __launch_bounds__(Policy::bucket_threads, 1)
       }
       continue;
     }
-    sample_sort_sort_tile<threads, items>(storage.tile, keys_src + at, pairs ? values_src + at : values_src,
+    sample_sort_sort_tile<threads, items>(storage.sorters.tile, keys_src + at, pairs ? values_src + at : values_src,
                                           keys_to + at, pairs ? values_to + at : values_to, count, comp);
   }
   Key* keys_from = keys_to;
@@ -637,6 +618,67 @@ __global__ void __launch_bounds__(Policy::bucket_threads, 1)
     keys_from = keys_into;
     values_from = values_into;
   }
+  __syncthreads();  // the next bucket of this block may read what this one wrote
+}
+
+// One block per level-1 bucket (or the one bucket [0, n) of the direct
+// sort, offsets null; src may be dst), sorted into dst. One level (infos
+// null): bucket b is [offsets[counter(b, 0)], offsets[counter(b + 1, 0)]) of
+// src (the temp buffer). Two levels: the level-2 output is already in dst
+// (src == dst) and the block sorts the bucket's range sub-buckets one after
+// the other (from offsets2), or the whole bucket when level 2 only moved it.
+// Buckets of keys equal to a splitter (at either level) keep their order:
+// copied when src is not dst. Buckets larger than a tile merge through
+// `spare`.
+template <typename Policy, typename Key, typename Value, typename Compare>
+__global__ void __launch_bounds__(Policy::bucket_threads, 1)
+    sample_sort_bucket_kernel(const Key* keys_src, const Value* values_src, Key* keys_dst, Value* values_dst,
+                              Key* keys_spare, Value* values_spare, const std::int64_t* offsets,
+                              const sample_sort_bucket_info* infos, const std::int64_t* offsets2,
+                              sample_sort_plan plan, Compare comp) {
+  constexpr bool pairs = sample_sort_has_values<Value>;
+  using storage_type = sample_sort_bucket_storage<Key, Value, Policy>;
+  auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
+  const int bucket = static_cast<int>(blockIdx.x);
+  // The block's ranges to sort: [begins[j], ends[j]) for j < ranges.
+  int ranges = 1;
+  if (offsets == nullptr) {  // direct
+    if (threadIdx.x == 0) {
+      storage.begins[0] = 0;
+      storage.ends[0] = plan.n;
+    }
+  } else if (infos == nullptr) {  // one level
+    const std::int64_t begin = offsets[plan.counter(bucket, 0)];
+    const std::int64_t end = bucket + 1 < plan.buckets ? offsets[plan.counter(bucket + 1, 0)] : plan.n;
+    if (is_equal_bucket(bucket)) {  // in order already
+      for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+        keys_dst[i] = keys_src[i];
+        if constexpr (pairs) values_dst[i] = values_src[i];
+      }
+      return;
+    }
+    if (threadIdx.x == 0) {
+      storage.begins[0] = begin;
+      storage.ends[0] = end;
+    }
+  } else {  // two levels: in place in dst
+    const sample_sort_bucket_info info = infos[bucket];
+    if (is_equal_bucket(bucket) || info.size <= 1) return;
+    if (info.levels == 0) {
+      if (threadIdx.x == 0) {
+        storage.begins[0] = info.begin;
+        storage.ends[0] = info.begin + info.size;
+      }
+    } else {
+      ranges = 1 << info.levels;
+      for (int j = static_cast<int>(threadIdx.x); j < ranges; j += blockDim.x)
+        sample_sort_range_of(plan, info, offsets2, j, storage.begins[j], storage.ends[j]);
+    }
+  }
+  __syncthreads();
+  for (int j = 0; j < ranges; ++j)
+    sample_sort_one_bucket<Policy>(storage, keys_src, values_src, keys_dst, values_dst, keys_spare, values_spare,
+                                   storage.begins[j], storage.ends[j], comp);
 }
 
 }  // namespace tilesort::detail
