@@ -30,7 +30,7 @@ using policy_for = tilesort::detail::sample_sort_policy_for<
 // Sizes around every edge: tiny, the scatter tile, the bucket tile (the
 // direct sort ends there), one more level of splitters at each doubling,
 // buckets larger than a tile (few splitters for many keys), primes, and
-// (large cases) both sides of the second classification level (2^20 keys of
+// (large cases) both sides of the second classification level (2^19 keys of
 // 4 or 8 bytes fill one tree of 255 splitters at half a tile per bucket) and
 // well past it.
 template <typename Policy>
@@ -43,7 +43,8 @@ std::vector<std::int64_t> edge_sizes(bool with_large) {
                          std::int64_t(1000003)})
     sizes.push_back(n);
   if (with_large)
-    for (std::int64_t n : {(std::int64_t(1) << 20) - 1, (std::int64_t(1) << 20) + 1, (std::int64_t(1) << 22) + 3,
+    for (std::int64_t n : {(std::int64_t(1) << 19) - 1, (std::int64_t(1) << 19) + 1, (std::int64_t(1) << 20) + 1,
+                           (std::int64_t(1) << 22) + 3,
                            std::int64_t(4194301), (std::int64_t(1) << 23) + 5})
       sizes.push_back(n);
   return sizes;

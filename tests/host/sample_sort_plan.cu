@@ -191,6 +191,14 @@ void check_plan(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes) 
     EXPECT_EQ(p.chunks_bound * p.max_buckets, p.counters2);
     EXPECT_GE(p.scan_chunks2 * Policy::scan_chunk, p.counters2);
     EXPECT_LT(p.chunks_bound, std::int64_t(1) << 31);  // a grid
+    // Bucket blocks per level-1 range bucket: its range sub-buckets at the
+    // average size, a power of two within a grid's y (65535).
+    EXPECT_GE(p.range_blocks, 1);
+    EXPECT_LE(p.range_blocks, 1 << Policy::max_levels);
+    EXPECT_TRUE(is_pow2(p.range_blocks));
+    const int average_levels = sample_sort_level2_levels(n / (p.splitters + 1), false, Policy::bucket_tile,
+                                                         Policy::max_levels);
+    EXPECT_EQ(1 << average_levels, p.range_blocks);
   } else {
     EXPECT_EQ(0, p.counters2);
   }
@@ -239,9 +247,10 @@ TEST(SampleSortPlan, EveryShape) {
 }
 
 TEST(SampleSortPlan, SecondLevelPastOneFullTree) {
-  // 4-byte keys: 255 splitters hold 128 tiles of 8192 at half a tile each.
-  EXPECT_FALSE(make_sample_sort_plan(std::int64_t(1) << 20, 4, 0, u32_policy::shape()).two_level);
-  EXPECT_TRUE(make_sample_sort_plan((std::int64_t(1) << 20) + 1, 4, 0, u32_policy::shape()).two_level);
+  // 255 splitters hold 128 tiles at half a tile each.
+  const std::int64_t full = 128 * std::int64_t(u32_policy::bucket_tile);
+  EXPECT_FALSE(make_sample_sort_plan(full, 4, 0, u32_policy::shape()).two_level);
+  EXPECT_TRUE(make_sample_sort_plan(full + 1, 4, 0, u32_policy::shape()).two_level);
   // Level 2's trees: none for a bucket that fits a tile or holds equal keys,
   // else buckets of at most half a tile on average.
   const int tile = u32_policy::bucket_tile;

@@ -33,8 +33,10 @@
 // gives absolute output positions (regions follow the buckets, whose sizes
 // sum to the bucket's first position). The level-2 grids are bounds known
 // on the host (chunks <= n / chunk + buckets); blocks past the real count
-// exit. The bucket sorts then take one level-1 bucket per block, and sort
-// its range sub-buckets one after the other (equal ones stay as they are).
+// exit. The bucket sorts then take range_blocks blocks per level-1 range
+// bucket (as many as an average bucket has range sub-buckets), block y
+// sorting its range sub-buckets y, y + range_blocks, ... (equal ones stay as
+// they are).
 #pragma once
 
 #include <cstddef>
@@ -114,6 +116,7 @@ struct sample_sort_plan {
   std::int64_t chunks_bound = 0;  // level 2: at least the chunks of all buckets together
   std::int64_t counters2 = 0;     // chunks_bound x max_buckets
   std::int64_t scan_chunks2 = 0;  // ceil(counters2 / scan_chunk)
+  int range_blocks = 0;           // bucket sorts per level-1 range bucket: its range sub-buckets if of average size
   // Temp layout (256-byte aligned offsets; level-2 parts empty for one level).
   std::size_t keys_offset = 0;
   std::size_t values_offset = 0;
@@ -171,6 +174,7 @@ TILESORT_HD sample_sort_plan make_sample_sort_plan(std::int64_t n, std::size_t k
     p.chunks_bound = ceil_div(p.n, p.chunk) + p.buckets;  // each bucket's last chunk may be partial
     p.counters2 = p.chunks_bound * p.max_buckets;
     p.scan_chunks2 = ceil_div(p.counters2, shape.scan_chunk);
+    p.range_blocks = 1 << sample_sort_level2_levels(p.n / (p.splitters + 1), false, shape.bucket_tile, p.max_levels);
   }
   std::size_t at = 0;
   auto take = [&](std::size_t bytes) {

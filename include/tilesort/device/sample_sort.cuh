@@ -73,9 +73,12 @@ template <std::size_t KeyBytes, std::size_t ValueBytes>
 struct sample_sort_policy {
   /// Bytes per item: key plus value.
   static constexpr std::size_t item_bytes = KeyBytes + ValueBytes;
-  /// Bucket sorts: one block per bucket, a tile of bucket_threads x
-  /// bucket_items items in registers (block_sort).
-  static constexpr int bucket_threads = 512;
+  /// Bucket sorts: a block sorts a bucket of up to bucket_threads x
+  /// bucket_items items in registers (block_sort), bucket_blocks_per_sm
+  /// blocks per SM (so one block's loads overlap another's sorting).
+  static constexpr int bucket_threads = 256;
+  /// @copydoc bucket_threads
+  static constexpr int bucket_blocks_per_sm = 2;
   /// @copydoc bucket_threads
   static constexpr int bucket_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
   /// Items a bucket sort holds at once; larger buckets are merged.
@@ -160,11 +163,16 @@ cudaError_t sample_sort_allow_smem(Kernel* kernel, std::size_t bytes) {
 // kernel<<<grid, threads, shared, stream>>>(args...), opting in to more than
 // 48 KB of dynamic shared memory first.
 template <typename... Params, typename... Args>
+cudaError_t sample_sort_run(void (*kernel)(Params...), dim3 grid, int threads, std::size_t shared, cudaStream_t stream,
+                            Args... args) {
+  TILESORT_RETURN_IF_ERROR(sample_sort_allow_smem(kernel, shared));
+  kernel<<<grid, threads, shared, stream>>>(static_cast<Params>(args)...);
+  return cudaGetLastError();
+}
+template <typename... Params, typename... Args>
 cudaError_t sample_sort_run(void (*kernel)(Params...), std::int64_t grid, int threads, std::size_t shared,
                             cudaStream_t stream, Args... args) {
-  TILESORT_RETURN_IF_ERROR(sample_sort_allow_smem(kernel, shared));
-  kernel<<<static_cast<unsigned>(grid), threads, shared, stream>>>(static_cast<Params>(args)...);
-  return cudaGetLastError();
+  return sample_sort_run(kernel, dim3(static_cast<unsigned>(grid)), threads, shared, stream, args...);
 }
 
 // Launch everything. Arguments are checked; `temp` holds plan.total_bytes.
@@ -181,7 +189,7 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
   if (plan.direct) {
     if (n == 1 && keys_in == keys_out && (!pairs || values_in == values_out)) return cudaSuccess;
     // One tile, no merge pass: no spare buffer.
-    return sample_sort_run(bucket_kernel, 1, policy::bucket_threads, sizeof(bucket_storage), stream, keys_in,
+    return sample_sort_run(bucket_kernel, dim3(1), policy::bucket_threads, sizeof(bucket_storage), stream, keys_in,
                            values_in, keys_out, values_out, none, none, none, none, none, plan, comp);
   }
   char* base = static_cast<char*>(temp);
@@ -217,7 +225,7 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
                                            stream, keys_in, values_in, splitters, counters, no_infos, keys_temp,
                                            values_temp, plan, comp));
   if (!plan.two_level)  // the buckets: temp -> output
-    return sample_sort_run(bucket_kernel, plan.buckets, policy::bucket_threads, sizeof(bucket_storage), stream,
+    return sample_sort_run(bucket_kernel, dim3(plan.buckets), policy::bucket_threads, sizeof(bucket_storage), stream,
                            keys_temp, values_temp, keys_out, values_out, keys_temp, values_temp, counters, no_infos,
                            none, plan, comp);
   // Level 2: temp -> output, each level-1 bucket with its own splitters.
@@ -235,7 +243,8 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
                                            stream, keys_temp, values_temp, splitters2, counters2, infos, keys_out,
                                            values_out, plan, comp));
   // The final buckets, in place in the output (temp is the merges' spare).
-  return sample_sort_run(bucket_kernel, plan.buckets, policy::bucket_threads, sizeof(bucket_storage), stream,
+  return sample_sort_run(bucket_kernel, dim3(plan.splitters + 1, plan.range_blocks), policy::bucket_threads,
+                         sizeof(bucket_storage), stream,
                          keys_out, values_out, keys_out, values_out, keys_temp, values_temp, counters, infos,
                          counters2, plan, comp);
 }

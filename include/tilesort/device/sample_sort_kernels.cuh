@@ -257,7 +257,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
   constexpr int max_buckets = sample_sort_buckets(Policy::max_levels);
   using storage_type = sample_sort_histogram_storage<Key, Policy::max_levels>;
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
-  const int t = static_cast<int>(threadIdx.x), lane = t % 32;
+  const int t = static_cast<int>(threadIdx.x);
   const sample_sort_job<Key> job = sample_sort_job_of(plan, tile, splitters, infos);
   if (job.idle) {
     for (int s = t; s < max_buckets; s += threads) counters[job.base + s] = 0;
@@ -272,11 +272,8 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
     int buckets[items];
     sample_sort_classify_tile(storage.tree, job.levels, keys + base, valid, keys_here, buckets, comp);
 #pragma unroll
-    for (int k = 0; k < items; ++k) {  // one atomic per bucket per warp step
-      const bool live = sample_sort_tile_index<items>(k) < valid;
-      const unsigned peers = __match_any_sync(0xffffffffu, live ? buckets[k] : max_buckets);
-      if (live && lane == __ffs(peers) - 1) atomicAdd(&storage.counts[buckets[k]], unsigned(__popc(peers)));
-    }
+    for (int k = 0; k < items; ++k)
+      if (sample_sort_tile_index<items>(k) < valid) atomicAdd(&storage.counts[buckets[k]], 1u);
   }
   __syncthreads();
   // Level 2 writes all max_buckets entries of its chunk (zeros past its tree).
@@ -470,8 +467,7 @@ using sample_sort_bucket_sorter =
     block_sort<Key, Threads, Items, std::conditional_t<sample_sort_has_values<Value>, Value, void>>;
 
 // The bucket kernel's shared memory: one sorter shape at a time (a bucket
-// takes the smallest that holds it), and the bounds of a level-1 bucket's
-// range sub-buckets.
+// takes the smallest that holds it).
 template <typename Key, typename Value, typename Policy>
 struct sample_sort_bucket_storage {
   union {
@@ -481,8 +477,6 @@ struct sample_sort_bucket_storage {
     typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items_quarter>::temp_storage
         quarter;
   } sorters;
-  std::int64_t begins[1 << Policy::max_levels];  // range sub-bucket j: [begins[j], ends[j])
-  std::int64_t ends[1 << Policy::max_levels];
 };
 
 // Sort count (1 < count <= Threads x Items) keys of src into dst (may be src):
@@ -621,17 +615,17 @@ TILESORT_DEVICE void sample_sort_one_bucket(sample_sort_bucket_storage<Key, Valu
   __syncthreads();  // the next bucket of this block may read what this one wrote
 }
 
-// One block per level-1 bucket (or the one bucket [0, n) of the direct
-// sort, offsets null; src may be dst), sorted into dst. One level (infos
-// null): bucket b is [offsets[counter(b, 0)], offsets[counter(b + 1, 0)]) of
-// src (the temp buffer). Two levels: the level-2 output is already in dst
-// (src == dst) and the block sorts the bucket's range sub-buckets one after
-// the other (from offsets2), or the whole bucket when level 2 only moved it.
-// Buckets of keys equal to a splitter (at either level) keep their order:
-// copied when src is not dst. Buckets larger than a tile merge through
-// `spare`.
+// The direct sort (offsets null): one block, [0, n) of src (may be dst).
+// One level (infos null): block b sorts bucket b, [offsets[counter(b, 0)],
+// offsets[counter(b + 1, 0)]) of src (the temp buffer), into dst. Two
+// levels: the level-2 output is already in dst (src == dst); block (x, y)
+// takes level-1 range bucket 2x and sorts its range sub-buckets y, y +
+// gridDim.y, ... (from offsets2), or the whole bucket (y == 0) when level 2
+// only moved it. Buckets of keys equal to a splitter (at either level) keep
+// their order: copied when src is not dst. Buckets larger than a tile merge
+// through `spare`.
 template <typename Policy, typename Key, typename Value, typename Compare>
-__global__ void __launch_bounds__(Policy::bucket_threads, 1)
+__global__ void __launch_bounds__(Policy::bucket_threads, Policy::bucket_blocks_per_sm)
     sample_sort_bucket_kernel(const Key* keys_src, const Value* values_src, Key* keys_dst, Value* values_dst,
                               Key* keys_spare, Value* values_spare, const std::int64_t* offsets,
                               const sample_sort_bucket_info* infos, const std::int64_t* offsets2,
@@ -639,17 +633,14 @@ __global__ void __launch_bounds__(Policy::bucket_threads, 1)
   constexpr bool pairs = sample_sort_has_values<Value>;
   using storage_type = sample_sort_bucket_storage<Key, Value, Policy>;
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
-  const int bucket = static_cast<int>(blockIdx.x);
-  // The block's ranges to sort: [begins[j], ends[j]) for j < ranges.
-  int ranges = 1;
-  if (offsets == nullptr) {  // direct
-    if (threadIdx.x == 0) {
-      storage.begins[0] = 0;
-      storage.ends[0] = plan.n;
-    }
-  } else if (infos == nullptr) {  // one level
-    const std::int64_t begin = offsets[plan.counter(bucket, 0)];
-    const std::int64_t end = bucket + 1 < plan.buckets ? offsets[plan.counter(bucket + 1, 0)] : plan.n;
+  // The block's ranges: [begin, end) from `first`, every `step`-th of `ranges`.
+  int first = 0, ranges = 1, step = 1;
+  std::int64_t begin = 0, end = plan.n;
+  sample_sort_bucket_info info{};
+  if (infos == nullptr && offsets != nullptr) {  // one level
+    const int bucket = static_cast<int>(blockIdx.x);
+    begin = offsets[plan.counter(bucket, 0)];
+    end = bucket + 1 < plan.buckets ? offsets[plan.counter(bucket + 1, 0)] : plan.n;
     if (is_equal_bucket(bucket)) {  // in order already
       for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
         keys_dst[i] = keys_src[i];
@@ -657,28 +648,19 @@ __global__ void __launch_bounds__(Policy::bucket_threads, 1)
       }
       return;
     }
-    if (threadIdx.x == 0) {
-      storage.begins[0] = begin;
-      storage.ends[0] = end;
-    }
-  } else {  // two levels: in place in dst
-    const sample_sort_bucket_info info = infos[bucket];
-    if (is_equal_bucket(bucket) || info.size <= 1) return;
-    if (info.levels == 0) {
-      if (threadIdx.x == 0) {
-        storage.begins[0] = info.begin;
-        storage.ends[0] = info.begin + info.size;
-      }
-    } else {
-      ranges = 1 << info.levels;
-      for (int j = static_cast<int>(threadIdx.x); j < ranges; j += blockDim.x)
-        sample_sort_range_of(plan, info, offsets2, j, storage.begins[j], storage.ends[j]);
-    }
+  } else if (infos != nullptr) {  // two levels: in place in dst
+    info = infos[2 * blockIdx.x];
+    begin = info.begin;
+    end = info.begin + info.size;
+    first = static_cast<int>(blockIdx.y);
+    step = static_cast<int>(gridDim.y);
+    ranges = info.levels == 0 ? 1 : 1 << info.levels;
   }
-  __syncthreads();
-  for (int j = 0; j < ranges; ++j)
+  for (int j = first; j < ranges; j += step) {
+    if (info.levels > 0) sample_sort_range_of(plan, info, offsets2, j, begin, end);
     sample_sort_one_bucket<Policy>(storage, keys_src, values_src, keys_dst, values_dst, keys_spare, values_spare,
-                                   storage.begins[j], storage.ends[j], comp);
+                                   begin, end, comp);
+  }
 }
 
 }  // namespace tilesort::detail
