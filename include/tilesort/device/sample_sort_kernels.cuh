@@ -14,16 +14,17 @@
 //              sums, a one-block scan of those, the chunks;
 //   scatter:   each block classifies its run again, tile by tile; a warp
 //              ranks its keys within their buckets in input order
-//              (__match_any_sync on the bucket, per-warp counts), a block
+//              (ballots on the bucket's bits, per-warp counts), a block
 //              scan over the buckets places each key in shared memory in
 //              bucket order, and consecutive threads write consecutive keys
 //              of a bucket to consecutive positions;
-//   buckets:   one block per final bucket: an equal-key bucket stays (or is
-//              copied), a bucket of at most one tile is loaded, sorted
-//              (block_sort, stable, the smallest of three tile shapes that
-//              holds it) and stored; a larger one is sorted in tiles and
-//              merged by the same block in passes between the output and
-//              the spare buffer (merge-path splits in global memory).
+//   buckets:   a block sorts final buckets: an equal-key bucket stays (or is
+//              copied), a bucket of at most one tile is loaded, sorted and
+//              stored by the merge sort's blocksort steps (stable; the
+//              smallest of three tile shapes that holds it); a larger one is
+//              sorted in tiles and merged by the same block in passes
+//              between the output and the spare buffer (merge-path splits
+//              in global memory).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -36,6 +37,7 @@
 #include "../detail/merge_path.cuh"
 #include "../detail/sample_sort_plan.cuh"
 #include "../thread/thread_sort.cuh"
+#include "merge_sort_blocksort.cuh"
 
 namespace tilesort::detail {
 
@@ -356,6 +358,18 @@ struct sample_sort_scatter_storage {
   std::conditional_t<pairs, Value, char> staged_values[pairs ? tile : 1];
 };
 
+// The lanes of the warp whose `label` (below 2^bits) equals the caller's: one
+// ballot per bit (cheaper than __match_any_sync on sm_90); every lane calls.
+TILESORT_DEVICE unsigned sample_sort_warp_peers(int label, int bits) {
+  unsigned peers = 0xffffffffu;
+  for (int bit = 0; bit < bits; ++bit) {
+    const bool set = (label >> bit) & 1;
+    const unsigned ballot = __ballot_sync(0xffffffffu, set);
+    peers &= set ? ballot : ~ballot;
+  }
+  return peers;
+}
+
 // infos null: level 1, input -> temp; else level 2, temp -> output.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_blocks_per_sm)
@@ -396,7 +410,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
 #pragma unroll
     for (int k = 0; k < items; ++k) {
       const bool live = sample_sort_tile_index<items>(k) < valid;
-      const unsigned peers = __match_any_sync(0xffffffffu, live ? buckets[k] : max_buckets);
+      const unsigned peers = sample_sort_warp_peers(live ? buckets[k] : job.buckets, job.levels + 1);
       const int before = live ? storage.warp_counts[warp][buckets[k]] : 0;
       ranks[k] = before + __popc(peers & ((1u << lane) - 1u));
       __syncwarp();
@@ -462,55 +476,31 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
 }
 
 // ------------------------------------------------------------------ buckets
+// A bucket sorter: the merge sort's blocksort steps (coalesced loads and
+// stores through per-warp transposes, block_sort in registers).
 template <typename Key, typename Value, int Threads, int Items>
-using sample_sort_bucket_sorter =
-    block_sort<Key, Threads, Items, std::conditional_t<sample_sort_has_values<Value>, Value, void>>;
+using sample_sort_tile_parts = merge_sort_blocksort_parts<Key, Value, Threads, Items>;
 
 // The bucket kernel's shared memory: one sorter shape at a time (a bucket
 // takes the smallest that holds it).
 template <typename Key, typename Value, typename Policy>
 struct sample_sort_bucket_storage {
   union {
-    typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items>::temp_storage tile;
-    typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items_half>::temp_storage
-        half;
-    typename sample_sort_bucket_sorter<Key, Value, Policy::bucket_threads, Policy::bucket_items_quarter>::temp_storage
-        quarter;
+    typename sample_sort_tile_parts<Key, Value, Policy::bucket_threads, Policy::bucket_items>::storage tile;
+    typename sample_sort_tile_parts<Key, Value, Policy::bucket_threads, Policy::bucket_items_half>::storage half;
+    typename sample_sort_tile_parts<Key, Value, Policy::bucket_threads, Policy::bucket_items_quarter>::storage quarter;
   } sorters;
 };
 
-// Sort count (1 < count <= Threads x Items) keys of src into dst (may be src):
-// blocked loads, block_sort, blocked stores.
+// Sort count (1 < count <= Threads x Items) keys of src into dst (may be
+// src); ends with a barrier (the storage is reused by the next tile).
 template <int Threads, int Items, typename Key, typename Value, typename Compare>
-TILESORT_DEVICE void sample_sort_sort_tile(typename sample_sort_bucket_sorter<Key, Value, Threads, Items>::temp_storage& storage,
+TILESORT_DEVICE void sample_sort_sort_tile(typename sample_sort_tile_parts<Key, Value, Threads, Items>::storage& storage,
                                            const Key* keys_src, const Value* values_src, Key* keys_dst,
                                            Value* values_dst, int count, Compare comp) {
-  constexpr bool pairs = sample_sort_has_values<Value>;
-  const int t = static_cast<int>(threadIdx.x);
-  Key keys[Items];
-  Value values[Items];
-#pragma unroll
-  for (int i = 0; i < Items; ++i) {
-    const int j = t * Items + i < count ? t * Items + i : 0;  // out of range: a real key, sorted last
-    keys[i] = keys_src[j];
-    if constexpr (pairs) values[i] = values_src[j];
-  }
-  __syncthreads();  // in place: every read before any write
-  sample_sort_bucket_sorter<Key, Value, Threads, Items> sorter(storage);
-  if constexpr (pairs) {
-    sorter.sort_pairs(keys, values, count, comp);
-  } else {
-    sorter.sort(keys, count, comp);
-  }
-#pragma unroll
-  for (int i = 0; i < Items; ++i) {
-    const int j = t * Items + i;
-    if (j < count) {
-      keys_dst[j] = keys[i];
-      if constexpr (pairs) values_dst[j] = values[i];
-    }
-  }
-  __syncthreads();  // the storage is reused by the next tile
+  merge_sort_blocksort_tile<false, sample_sort_tile_parts<Key, Value, Threads, Items>, Items>(
+      storage, keys_src, keys_dst, values_src, values_dst, count, comp);
+  __syncthreads();
 }
 
 // Stable merge of sorted a[0, a_len) and b[0, b_len) into dst by the block.
