@@ -124,7 +124,7 @@ struct sample_sort_policy {
   /// A sample sort: one block of sample_threads x sample_items keys.
   static constexpr int sample_threads = 256;
   /// @copydoc sample_threads
-  static constexpr int sample_items = KeyBytes <= 8 ? 16 : KeyBytes <= 16 ? 8 : 4;
+  static constexpr int sample_items = KeyBytes <= 8 ? 8 : KeyBytes <= 16 ? 4 : 2;
   /// At most this many samples.
   static constexpr int sample_tile = sample_threads * sample_items;
   /// The counters' exclusive scan: chunks of scan_threads x scan_items.

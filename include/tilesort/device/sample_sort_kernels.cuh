@@ -339,7 +339,7 @@ __global__ void __launch_bounds__(Threads)
 // ------------------------------------------------------------------ scatter
 // Shared memory of a scatter block: the tree, each bucket's next output
 // position, per-warp counts, the tile's bucket starts and the tile itself
-// staged in bucket order (4-byte keys: about 39 KB, five blocks per SM).
+// staged in bucket order (4-byte keys: about 47 KB, four blocks per SM).
 template <typename Key, typename Value, typename Policy>
 struct sample_sort_scatter_storage {
   static constexpr int tile = Policy::scatter_tile;
@@ -351,7 +351,7 @@ struct sample_sort_scatter_storage {
   std::int64_t warp_sums[warps + 1];
   // A warp's keys of each bucket so far; then, per bucket, the keys of the
   // warps before it in the tile.
-  unsigned short warp_counts[warps][max_buckets];
+  unsigned warp_counts[warps][max_buckets];
   int tile_start[max_buckets];  // first position of each bucket in the staged tile
   unsigned short staged_buckets[tile];
   Key staged_keys[tile];
@@ -381,7 +381,6 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
   constexpr int max_buckets = storage_type::max_buckets, warps = storage_type::warps;
   constexpr int per_thread = (max_buckets + threads - 1) / threads;  // buckets a thread scans
   constexpr bool pairs = storage_type::pairs;
-  static_assert(32 * items < 65536, "per-warp counts fit 16 bits");
   static_assert(max_buckets < 65536, "staged bucket numbers fit 16 bits");
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
   const int t = static_cast<int>(threadIdx.x), lane = t % 32, warp = t / 32;
@@ -409,14 +408,17 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
     int ranks[items];
 #pragma unroll
     for (int k = 0; k < items; ++k) {
+      // The lowest lane of each group of equal buckets takes the group's
+      // places from the warp's count (an atomic, so the steps need no
+      // barrier between them); the shuffle waits for it, so step k's
+      // places are taken before step k + 1's.
       const bool live = sample_sort_tile_index<items>(k) < valid;
       const unsigned peers = sample_sort_warp_peers(live ? buckets[k] : job.buckets, job.levels + 1);
-      const int before = live ? storage.warp_counts[warp][buckets[k]] : 0;
-      ranks[k] = before + __popc(peers & ((1u << lane) - 1u));
-      __syncwarp();
-      if (live && lane == __ffs(peers) - 1)
-        storage.warp_counts[warp][buckets[k]] = static_cast<unsigned short>(before + __popc(peers));
-      __syncwarp();
+      const int leader = __ffs(peers) - 1;
+      unsigned before = 0;
+      if (live && lane == leader) before = atomicAdd(&storage.warp_counts[warp][buckets[k]], unsigned(__popc(peers)));
+      before = __shfl_sync(0xffffffffu, before, leader);
+      ranks[k] = static_cast<int>(before) + __popc(peers & ((1u << lane) - 1u));
     }
     __syncthreads();
     // Per bucket: the warps' counts -> exclusive sums over the warps; the
@@ -431,8 +433,8 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
       if (s < job.buckets) {
 #pragma unroll
         for (int w = 0; w < warps; ++w) {
-          const int c = storage.warp_counts[w][s];
-          storage.warp_counts[w][s] = static_cast<unsigned short>(running);
+          const int c = static_cast<int>(storage.warp_counts[w][s]);
+          storage.warp_counts[w][s] = static_cast<unsigned>(running);
           running += c;
         }
       }
@@ -452,7 +454,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
 #pragma unroll
     for (int k = 0; k < items; ++k) {
       if (sample_sort_tile_index<items>(k) < valid) {
-        const int at = storage.tile_start[buckets[k]] + storage.warp_counts[warp][buckets[k]] + ranks[k];
+        const int at = storage.tile_start[buckets[k]] + static_cast<int>(storage.warp_counts[warp][buckets[k]]) + ranks[k];
         storage.staged_buckets[at] = static_cast<unsigned short>(buckets[k]);
         storage.staged_keys[at] = keys[k];
         if constexpr (pairs) storage.staged_values[at] = values[k];
