@@ -191,20 +191,21 @@ void check_plan(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes) 
     EXPECT_EQ(p.chunks_bound * p.max_buckets, p.counters2);
     EXPECT_GE(p.scan_chunks2 * Policy::scan_chunk, p.counters2);
     EXPECT_LT(p.chunks_bound, std::int64_t(1) << 31);  // a grid
-    // Bucket blocks per level-1 range bucket: its range sub-buckets at the
+    // Bucket blocks per level-1 range bucket: about its groups at the
     // average size, a power of two within a grid's y (65535).
     EXPECT_GE(p.range_blocks, 1);
     EXPECT_LE(p.range_blocks, 1 << Policy::max_levels);
     EXPECT_TRUE(is_pow2(p.range_blocks));
     const int average_levels = sample_sort_level2_levels(n / (p.splitters + 1), false, Policy::bucket_tile,
                                                          Policy::max_levels);
-    EXPECT_EQ(1 << average_levels, p.range_blocks);
+    EXPECT_EQ(average_levels > 1 ? 1 << (average_levels - 1) : 1, p.range_blocks);
   } else {
     EXPECT_EQ(0, p.counters2);
   }
   // Layout: aligned, in order, no overlap; n keys + n values + small bookkeeping.
   for (std::size_t offset : {p.keys_offset, p.values_offset, p.splitters_offset, p.counters_offset, p.partials_offset,
-                             p.infos_offset, p.splitters2_offset, p.counters2_offset, p.partials2_offset})
+                             p.infos_offset, p.splitters2_offset, p.counters2_offset, p.partials2_offset,
+                             p.groups_offset})
     EXPECT_EQ(0u, offset % 256);
   EXPECT_GE(p.values_offset, p.keys_offset + std::size_t(n) * key_bytes);
   EXPECT_GE(p.splitters_offset, p.values_offset + std::size_t(n) * value_bytes);
@@ -217,11 +218,13 @@ void check_plan(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes) 
     EXPECT_GE(p.splitters2_offset, p.infos_offset + std::size_t(p.buckets + 1) * sizeof(sample_sort_bucket_info));
     EXPECT_GE(p.counters2_offset, p.splitters2_offset + std::size_t(p.buckets) * 255 * key_bytes);
     EXPECT_GE(p.partials2_offset, p.counters2_offset + std::size_t(p.counters2) * 8);
-    level1_end = p.partials2_offset + std::size_t(p.scan_chunks2) * 8;
+    EXPECT_GE(p.groups_offset, p.partials2_offset + std::size_t(p.scan_chunks2) * 8);
+    const std::size_t groups_bytes = std::size_t(p.splitters + 1) * p.max_buckets * sizeof(sample_sort_group);
+    level1_end = p.groups_offset + groups_bytes;
     // Level 2's bookkeeping: 511 counters per chunk, the table and the splitters.
     level2_bytes = std::size_t(p.counters2) * 8 + std::size_t(p.counters2) * 8 / Policy::scan_chunk + 8 +
                    std::size_t(p.buckets + 1) * sizeof(sample_sort_bucket_info) +
-                   std::size_t(p.buckets) * 255 * key_bytes + 4 * 256;
+                   std::size_t(p.buckets) * 255 * key_bytes + groups_bytes + 5 * 256;
     // ... under an eighth of the keys for keys of >= 4 bytes (chunks of 16 K keys).
     EXPECT_LE(std::size_t(p.counters2) * 8, std::size_t(n) * key_bytes / 8 + std::size_t(p.buckets) * 511 * 8);
   }
@@ -302,6 +305,31 @@ TEST(SampleSortPlan, BucketShapesHalveTheTile) {
   EXPECT_EQ(wide_policy::bucket_tile, 2 * wide_policy::bucket_threads * wide_policy::bucket_items_half);
   using widest = tilesort::sample_sort_policy<16, 16>;
   EXPECT_EQ(1, widest::bucket_items_quarter);
+}
+
+TEST(SampleSortPlan, PackJoinsSubBucketsUpToATile) {
+  // Sub-bucket sizes (even: range, odd: equal keys) and the runs expected
+  // with a tile of 100: range sub-buckets join while the run stays <= 100,
+  // small equal ones join too, an equal one above 100 / 8 is left out, and
+  // a range sub-bucket above a tile is a run of its own.
+  const std::vector<std::int64_t> sizes = {40, 0, 50, 5, 30, 20, 60, 0, 150, 0, 10, 13, 7};
+  std::vector<std::int64_t> starts(sizes.size());
+  std::int64_t at = 1000;
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    starts[s] = at;
+    at += sizes[s];
+  }
+  std::vector<sample_sort_group> groups(sizes.size());
+  const int count = sample_sort_pack(starts.data(), static_cast<int>(sizes.size()), at, 100, groups.data());
+  // [40 + 50 + 5] [30] (20: equal, left out) [60] [150] [10] (13: left out) [7]
+  const std::vector<std::pair<std::int64_t, std::int64_t>> expected = {
+      {1000, 1095}, {1095, 1125}, {1145, 1205}, {1205, 1355}, {1355, 1365}, {1378, 1385}};
+  ASSERT_EQ(static_cast<int>(expected.size()), count);
+  for (int g = 0; g < count; ++g) {
+    EXPECT_EQ(expected[g].first, groups[g].begin) << g;
+    EXPECT_EQ(expected[g].second, groups[g].end) << g;
+  }
+  EXPECT_EQ(0, sample_sort_pack(starts.data(), 0, 1000, 100, groups.data()));
 }
 
 TEST(SampleSortPlan, FindBucketTakesTheLastNonEmptyOne) {
@@ -444,27 +472,32 @@ void simulate(const std::vector<int>& keys, std::int64_t* largest = nullptr) {
       for (int s = 0; s < static_cast<int>(to.size()); ++s) to[s] = counters2[chunk.base + s * chunk.stride];
       for (std::int64_t i = chunk.begin; i < chunk.end; ++i) result[to[sub_of[i]]++] = scattered[i];
     }
-    // The bucket kernel's view: per level-1 bucket, its range sub-buckets
-    // (sample_sort_range_of) or the whole bucket; everything between them
-    // holds keys equal to a splitter.
+    // The bucket kernel's view: per level-1 range bucket, the packed runs of
+    // its sub-buckets (or the whole bucket); between runs, equal-key
+    // sub-buckets left in place.
     std::int64_t covered = 0;
     for (int b = 0; b < p.buckets; ++b) {
       const sample_sort_bucket_info& info = infos[b];
       ASSERT_EQ(covered, info.begin);
+      covered = info.begin + info.size;
       if (is_equal_bucket(b) || info.levels == 0) {
         finals.push_back({info.begin, info.begin + info.size, is_equal_bucket(b)});
-      } else {
-        for (int j = 0; j < (1 << info.levels); ++j) {
-          std::int64_t begin = 0, end = 0;
-          sample_sort_range_of(p, info, counters2.data(), j, begin, end);
-          ASSERT_LE(covered, begin);
-          if (covered < begin) finals.push_back({covered, begin, true});  // the equal sub-bucket before
-          finals.push_back({begin, end, false});
-          covered = end;
-        }
-        ASSERT_EQ(info.begin + info.size, covered);
+        continue;
       }
-      covered = info.begin + info.size;
+      const int subs = sample_sort_buckets(info.levels);
+      std::vector<std::int64_t> starts(subs);
+      for (int sub = 0; sub < subs; ++sub) starts[sub] = sub == 0 ? info.begin : counters2[p.counter2(info, sub, 0)];
+      std::vector<sample_sort_group> groups(subs);
+      const int count = sample_sort_pack(starts.data(), subs, covered, policy::bucket_tile, groups.data());
+      ASSERT_LE(count, subs);
+      std::int64_t at = info.begin;
+      for (int g = 0; g < count; ++g) {
+        ASSERT_LE(at, groups[g].begin);
+        ASSERT_LT(groups[g].begin, groups[g].end);
+        at = groups[g].end;
+        finals.push_back({groups[g].begin, groups[g].end, false});
+      }
+      ASSERT_LE(at, covered);
     }
     ASSERT_EQ(n, covered);
   }

@@ -88,6 +88,7 @@ struct sample_sort_bucket_info {
   std::int64_t size;         // keys
   std::int64_t first_chunk;  // level-2 chunks before this bucket's
   int levels;                // level-2 tree depth (0: the bucket is moved whole)
+  int groups;                // range buckets: the bucket sorts' groups (sample_sort_pack)
 };
 
 // Keys sampled for a tree of `splitters` over `size` keys.
@@ -96,6 +97,11 @@ TILESORT_HD int sample_sort_sample_count(int splitters, std::int64_t size, int o
   if (samples > sample_tile) samples = sample_tile;
   return static_cast<int>(samples < size ? samples : size);
 }
+
+// Keys [begin, end) that one bucket sort takes.
+struct sample_sort_group {
+  std::int64_t begin, end;
+};
 
 struct sample_sort_plan {
   std::int64_t n = 0;
@@ -116,7 +122,7 @@ struct sample_sort_plan {
   std::int64_t chunks_bound = 0;  // level 2: at least the chunks of all buckets together
   std::int64_t counters2 = 0;     // chunks_bound x max_buckets
   std::int64_t scan_chunks2 = 0;  // ceil(counters2 / scan_chunk)
-  int range_blocks = 0;           // bucket sorts per level-1 range bucket: its range sub-buckets if of average size
+  int range_blocks = 0;           // bucket-sort blocks per level-1 range bucket (about its groups at average size)
   // Temp layout (256-byte aligned offsets; level-2 parts empty for one level).
   std::size_t keys_offset = 0;
   std::size_t values_offset = 0;
@@ -127,6 +133,7 @@ struct sample_sort_plan {
   std::size_t splitters2_offset = 0;  // 2^max_levels - 1 splitters per level-1 bucket
   std::size_t counters2_offset = 0;
   std::size_t partials2_offset = 0;
+  std::size_t groups_offset = 0;      // max_buckets sample_sort_group per level-1 range bucket
   std::size_t total_bytes = 1;
 
   // Level-1 counter of (bucket, block).
@@ -174,7 +181,9 @@ TILESORT_HD sample_sort_plan make_sample_sort_plan(std::int64_t n, std::size_t k
     p.chunks_bound = ceil_div(p.n, p.chunk) + p.buckets;  // each bucket's last chunk may be partial
     p.counters2 = p.chunks_bound * p.max_buckets;
     p.scan_chunks2 = ceil_div(p.counters2, shape.scan_chunk);
-    p.range_blocks = 1 << sample_sort_level2_levels(p.n / (p.splitters + 1), false, shape.bucket_tile, p.max_levels);
+    const int average_levels = sample_sort_level2_levels(p.n / (p.splitters + 1), false, shape.bucket_tile,
+                                                         p.max_levels);
+    p.range_blocks = average_levels > 1 ? 1 << (average_levels - 1) : 1;  // packing about halves the sorts
   }
   std::size_t at = 0;
   auto take = [&](std::size_t bytes) {
@@ -192,6 +201,7 @@ TILESORT_HD sample_sort_plan make_sample_sort_plan(std::int64_t n, std::size_t k
     p.splitters2_offset = take(static_cast<std::size_t>(p.buckets) * ((std::size_t(1) << p.max_levels) - 1) * key_bytes);
     p.counters2_offset = take(static_cast<std::size_t>(p.counters2) * sizeof(std::int64_t));
     p.partials2_offset = take(static_cast<std::size_t>(p.scan_chunks2) * sizeof(std::int64_t));
+    p.groups_offset = take(static_cast<std::size_t>(p.splitters + 1) * p.max_buckets * sizeof(sample_sort_group));
   }
   p.total_bytes = at;
   return p;
@@ -252,14 +262,37 @@ TILESORT_HD bool sample_sort_chunk_of(const sample_sort_plan& plan, const sample
   return true;
 }
 
-// Range sub-bucket j (sub-bucket 2j, 0 <= j < 2^levels) of a level-1 bucket
-// that level 2 classified (info.levels > 0): [begin, end) of the level-2
-// output (offsets2: the scanned level-2 counters).
-TILESORT_HD void sample_sort_range_of(const sample_sort_plan& plan, const sample_sort_bucket_info& info,
-                                      const std::int64_t* offsets2, int j, std::int64_t& begin, std::int64_t& end) {
-  const int s = 2 * j;
-  begin = s == 0 ? info.begin : offsets2[plan.counter2(info, s, 0)];
-  end = s + 1 < sample_sort_buckets(info.levels) ? offsets2[plan.counter2(info, s + 1, 0)] : info.begin + info.size;
+// The bucket sorts of a level-1 bucket that level 2 classified into `subs`
+// sub-buckets (starts[s]: the first position of sub-bucket s; the last ends
+// at `end`). Consecutive sub-buckets are in order with each other, so a run
+// of them can be sorted as one: greedily, runs of at most `tile` keys (a
+// sub-bucket larger than a tile alone). Equal-key sub-buckets join a run
+// when small (sorting them keeps their order) and are left out when larger
+// than tile / 8 (no work for them). Writes the runs to groups (at most
+// subs) and returns how many.
+TILESORT_HD int sample_sort_pack(const std::int64_t* starts, int subs, std::int64_t end, int tile,
+                                 sample_sort_group* groups) {
+  int count = 0;
+  bool open = false;
+  sample_sort_group run{0, 0};
+  for (int s = 0; s < subs; ++s) {
+    const std::int64_t begin = starts[s], stop = s + 1 < subs ? starts[s + 1] : end;
+    if (stop == begin) continue;
+    if (is_equal_bucket(s) && stop - begin > tile / 8) {  // left as it is
+      if (open) groups[count++] = run;
+      open = false;
+      continue;
+    }
+    if (open && stop - run.begin <= tile) {
+      run.end = stop;
+      continue;
+    }
+    if (open) groups[count++] = run;
+    run = sample_sort_group{begin, stop};
+    open = true;
+  }
+  if (open) groups[count++] = run;
+  return count;
 }
 
 // Where sample i of `samples` is drawn: one position in each of `samples`

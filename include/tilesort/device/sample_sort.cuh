@@ -20,12 +20,15 @@
 //      128 bucket tiles: 2^20 4-byte keys), a second level: every level-1
 //      bucket larger than a tile gets its own splitters (one block each),
 //      and 2-4 run again over chunks of the buckets, temp -> output.
-//   6. buckets: one block per final bucket copies nothing for an equal-key
-//      bucket, sorts a bucket of at most a tile in registers (block_sort,
-//      stable; a quarter, half or full tile shape, the smallest that holds
-//      it), and sorts a larger one tile by tile and merges the tiles itself.
+//   6. pack (two levels): a warp per level-1 bucket groups its consecutive
+//      sub-buckets into runs of at most a tile (they are in order with each
+//      other, so a run sorts as one), leaving large equal-key ones out.
+//   7. buckets: blocks sort the buckets (one level) or the runs (two), in
+//      registers (block_sort, stable; a quarter, half or full tile shape, the
+//      smallest that holds it), a larger one tile by tile merged by the same
+//      block; equal-key buckets are copied or left in place.
 // Cost: keys read 3 times and written twice with one level, 5 and 3 with
-// two (+ the samples), 7 or 13 launches; no host synchronisation (bucket
+// two (+ the samples), 7 or 14 launches; no host synchronisation (bucket
 // sizes stay on the device; the level-2 and bucket grids are bounds, blocks
 // past the work exit), so the call can be captured in a CUDA graph. n <= one
 // bucket tile: one launch, keys_in -> keys_out; n == 1: a copy; n == 0:
@@ -243,10 +246,12 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
                                            stream, keys_temp, values_temp, splitters2, counters2, infos, keys_out,
                                            values_out, plan, comp));
   // The final buckets, in place in the output (temp is the merges' spare).
+  auto* groups = reinterpret_cast<sample_sort_group*>(base + plan.groups_offset);
+  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_pack_kernel<policy>, plan.splitters + 1, 32, 0, stream, plan,
+                                           infos, static_cast<const std::int64_t*>(counters2), groups));
   return sample_sort_run(bucket_kernel, dim3(plan.splitters + 1, plan.range_blocks), policy::bucket_threads,
-                         sizeof(bucket_storage), stream,
-                         keys_out, values_out, keys_out, values_out, keys_temp, values_temp, counters, infos,
-                         counters2, plan, comp);
+                         sizeof(bucket_storage), stream, keys_out, values_out, keys_out, values_out, keys_temp,
+                         values_temp, counters, infos, groups, plan, comp);
 }
 
 // Two-phase entry: size query, argument checks, launch.

@@ -18,6 +18,8 @@
 //              scan over the buckets places each key in shared memory in
 //              bucket order, and consecutive threads write consecutive keys
 //              of a bucket to consecutive positions;
+//   pack:      one warp per level-1 range bucket groups its sub-buckets
+//              into runs of at most a tile (two levels only);
 //   buckets:   a block sorts final buckets: an equal-key bucket stays (or is
 //              copied), a bucket of at most one tile is loaded, sorted and
 //              stored by the merge sort's blocksort steps (stable; the
@@ -110,7 +112,7 @@ TILESORT_DEVICE void sample_sort_write_table(const sample_sort_plan& plan, const
     if (b < plan.buckets) infos[b] = info;
     chunks_before += total;
   }
-  if (threadIdx.x == 0) infos[plan.buckets] = sample_sort_bucket_info{plan.n, 0, chunks_before, 0};
+  if (threadIdx.x == 0) infos[plan.buckets] = sample_sort_bucket_info{plan.n, 0, chunks_before, 0, 0};
 }
 
 // Level 1 (offsets null, one block): splitters of the whole input. Level 2
@@ -607,20 +609,46 @@ TILESORT_DEVICE void sample_sort_one_bucket(sample_sort_bucket_storage<Key, Valu
   __syncthreads();  // the next bucket of this block may read what this one wrote
 }
 
+// ------------------------------------------------------------------ packing
+// One warp per level-1 range bucket (bucket 2 x blockIdx.x): after level 2,
+// the runs of its sub-buckets that one bucket sort takes (sample_sort_pack),
+// to groups + blockIdx.x x max_buckets, and their count to its table entry.
+template <typename Policy>
+__global__ void __launch_bounds__(32)
+    sample_sort_pack_kernel(sample_sort_plan plan, sample_sort_bucket_info* infos, const std::int64_t* offsets2,
+                            sample_sort_group* groups) {
+  __shared__ std::int64_t starts[sample_sort_buckets(Policy::max_levels)];
+  const int bucket = 2 * static_cast<int>(blockIdx.x);
+  const sample_sort_bucket_info info = infos[bucket];
+  groups += std::int64_t(blockIdx.x) * plan.max_buckets;
+  if (info.levels == 0) {  // moved whole: one sort
+    if (threadIdx.x == 0) {
+      if (info.size > 1) groups[0] = sample_sort_group{info.begin, info.begin + info.size};
+      infos[bucket].groups = info.size > 1 ? 1 : 0;
+    }
+    return;
+  }
+  const int subs = sample_sort_buckets(info.levels);
+  for (int s = static_cast<int>(threadIdx.x); s < subs; s += 32)
+    starts[s] = s == 0 ? info.begin : offsets2[plan.counter2(info, s, 0)];
+  __syncwarp();
+  if (threadIdx.x == 0)
+    infos[bucket].groups = sample_sort_pack(starts, subs, info.begin + info.size, Policy::bucket_tile, groups);
+}
+
 // The direct sort (offsets null): one block, [0, n) of src (may be dst).
 // One level (infos null): block b sorts bucket b, [offsets[counter(b, 0)],
 // offsets[counter(b + 1, 0)]) of src (the temp buffer), into dst. Two
 // levels: the level-2 output is already in dst (src == dst); block (x, y)
-// takes level-1 range bucket 2x and sorts its range sub-buckets y, y +
-// gridDim.y, ... (from offsets2), or the whole bucket (y == 0) when level 2
-// only moved it. Buckets of keys equal to a splitter (at either level) keep
-// their order: copied when src is not dst. Buckets larger than a tile merge
-// through `spare`.
+// takes level-1 range bucket 2x and sorts its groups y, y + gridDim.y, ...
+// (the pack kernel's runs of sub-buckets). Buckets of keys equal to a
+// splitter keep their order: copied when src is not dst. Buckets larger than
+// a tile merge through `spare`.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::bucket_threads, Policy::bucket_blocks_per_sm)
     sample_sort_bucket_kernel(const Key* keys_src, const Value* values_src, Key* keys_dst, Value* values_dst,
                               Key* keys_spare, Value* values_spare, const std::int64_t* offsets,
-                              const sample_sort_bucket_info* infos, const std::int64_t* offsets2,
+                              const sample_sort_bucket_info* infos, const sample_sort_group* groups,
                               sample_sort_plan plan, Compare comp) {
   constexpr bool pairs = sample_sort_has_values<Value>;
   using storage_type = sample_sort_bucket_storage<Key, Value, Policy>;
@@ -628,7 +656,6 @@ __global__ void __launch_bounds__(Policy::bucket_threads, Policy::bucket_blocks_
   // The block's ranges: [begin, end) from `first`, every `step`-th of `ranges`.
   int first = 0, ranges = 1, step = 1;
   std::int64_t begin = 0, end = plan.n;
-  sample_sort_bucket_info info{};
   if (infos == nullptr && offsets != nullptr) {  // one level
     const int bucket = static_cast<int>(blockIdx.x);
     begin = offsets[plan.counter(bucket, 0)];
@@ -641,15 +668,16 @@ __global__ void __launch_bounds__(Policy::bucket_threads, Policy::bucket_blocks_
       return;
     }
   } else if (infos != nullptr) {  // two levels: in place in dst
-    info = infos[2 * blockIdx.x];
-    begin = info.begin;
-    end = info.begin + info.size;
+    groups += std::int64_t(blockIdx.x) * plan.max_buckets;
     first = static_cast<int>(blockIdx.y);
     step = static_cast<int>(gridDim.y);
-    ranges = info.levels == 0 ? 1 : 1 << info.levels;
+    ranges = infos[2 * blockIdx.x].groups;
   }
   for (int j = first; j < ranges; j += step) {
-    if (info.levels > 0) sample_sort_range_of(plan, info, offsets2, j, begin, end);
+    if (infos != nullptr) {
+      begin = groups[j].begin;
+      end = groups[j].end;
+    }
     sample_sort_one_bucket<Policy>(storage, keys_src, values_src, keys_dst, values_dst, keys_spare, values_spare,
                                    begin, end, comp);
   }
