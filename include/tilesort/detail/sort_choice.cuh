@@ -29,8 +29,13 @@ struct sort_choice_row {
   std::int64_t bitonic_up_to;   // n <= this, keys alone, stability unobservable: the bitonic sort
 };
 
-// Sample sort: measured on an H100 (bench family `sample`, 2^20-2^28, random
-// keys), slower than the merge sort for every row (docs/tuning/sample_sort.md).
+// Sample sort (third version, two classification levels): measured on an H100
+// on 2026-11-27 (bench families `sample` and `merge`, 2^20-2^28, random keys,
+// lat mode): faster than the merge sort only for 8-byte keys alone from 2^26
+// (4.66 vs 4.98 ms at 2^26, 9.85 vs 10.1 ms at 2^27, 21.3 vs 22.9 ms at 2^28;
+// 1.28 vs 1.14 ms at 2^24); u32 keys tie from 2^26 (0.99-1.01x) and u32
+// pairs stay slower (0.90-0.98x), so those rows keep the merge sort
+// (docs/tuning/sample_sort.md).
 // Bitonic sort: measured on an H200 (bench family `bitonic`, 2^8-2^20, random
 // and sorted keys, lat mode): faster than the merge sort up to 2^16 u32 keys
 // (8.2 vs 9.2 us at 2^8, 29.7 vs 36.4 us at 2^16; 56 vs 38 us at 2^17) and up
@@ -42,7 +47,7 @@ inline constexpr sort_choice_row sort_choice_table[] = {
     {2, 0, sample_never, 0},
     {4, 0, sample_never, std::int64_t(1) << 16},
     {4, 4, sample_never, 0},
-    {8, 0, sample_never, std::int64_t(1) << 13},
+    {8, 0, std::int64_t(1) << 26, std::int64_t(1) << 13},
     {8, 8, sample_never, 0},
     {SIZE_MAX, SIZE_MAX, sample_never, 0},
 };
