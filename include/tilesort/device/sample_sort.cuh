@@ -102,9 +102,10 @@ struct sample_sort_policy {
                                        : item_bytes <= 32 ? 4
                                        : item_bytes <= 64 ? 2
                                                           : 1;
-  /// Scatter blocks resident per SM the registers must allow (the kernel's
-  /// shared memory allows about 5 for 4-byte keys).
-  static constexpr int scatter_blocks_per_sm = 3;
+  /// Scatter blocks resident per SM the registers must allow: 4 for 4-byte
+  /// items (64 registers), 2 for wider ones (no limit below 128). Measured
+  /// on an H100 against 3 for all (docs/tuning/sample_sort.md).
+  static constexpr int scatter_blocks_per_sm = item_bytes <= 4 ? 4 : 2;
   /// Keys a scatter block classifies at once.
   static constexpr int scatter_tile = scatter_threads * scatter_items;
   /// Level-1 scatter blocks (counters: buckets x blocks, 8 bytes each):
