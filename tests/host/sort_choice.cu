@@ -65,23 +65,26 @@ TEST(SortChoice, AtMostOneCrossoverPerRow) {
 }
 
 // The bench (H100, 2026-11-27) has the sample sort faster than the merge
-// sort only for 8-byte keys alone from 2^26: that row takes it from there,
-// every other row keeps the merge sort. A row changes with its measured
-// crossover.
+// sort from 2^25 for 8-byte keys alone and for u32 keys with u32 values:
+// those rows take it from there, every other row keeps the merge sort. A row
+// changes with its measured crossover.
 TEST(SortChoice, SampleSortOnlyWhereMeasuredFaster) {
   for (std::size_t r = 0; r < rows; ++r) {
     const sort_choice_row& row = sort_choice_table[r];
-    if (row.max_key_bytes == 8 && row.max_value_bytes == 0) {
-      EXPECT_EQ(std::int64_t(1) << 26, row.sample_from) << "row " << r;
+    if ((row.max_key_bytes == 8 && row.max_value_bytes == 0) || (row.max_key_bytes == 4 && row.max_value_bytes == 4)) {
+      EXPECT_EQ(std::int64_t(1) << 25, row.sample_from) << "row " << r;
     } else {
       EXPECT_EQ(sample_never, row.sample_from) << "row " << r;
     }
   }
   EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm(INT64_MAX, 4, 0));
   EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm(INT64_MAX, 8, 8));
-  EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm((std::int64_t(1) << 26) - 1, 8, 0));
-  EXPECT_EQ(sort_algorithm::sample, choose_sort_algorithm(std::int64_t(1) << 26, 8, 0));
-  EXPECT_EQ(sort_algorithm::sample, choose_sort_algorithm(std::int64_t(1) << 26, 8, 0, true));
+  EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm((std::int64_t(1) << 25) - 1, 8, 0));
+  EXPECT_EQ(sort_algorithm::sample, choose_sort_algorithm(std::int64_t(1) << 25, 8, 0));
+  EXPECT_EQ(sort_algorithm::sample, choose_sort_algorithm(std::int64_t(1) << 25, 8, 0, true));
+  EXPECT_EQ(sort_algorithm::sample, choose_sort_algorithm(std::int64_t(1) << 25, 4, 4));
+  EXPECT_EQ(sort_algorithm::sample, choose_sort_algorithm(std::int64_t(1) << 25, 2, 4));
+  EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm(std::int64_t(1) << 25, 4, 8));
   EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm(std::int64_t(1) << 26, 16, 0));
 }
 

@@ -30,11 +30,12 @@ struct sort_choice_row {
 };
 
 // Sample sort (third version, two classification levels): measured on an H100
-// on 2026-11-27 (bench families `sample` and `merge`, 2^20-2^28, random keys,
-// lat mode): faster than the merge sort only for 8-byte keys alone from 2^26
-// (4.66 vs 4.98 ms at 2^26, 9.85 vs 10.1 ms at 2^27, 21.3 vs 22.9 ms at 2^28;
-// 1.28 vs 1.14 ms at 2^24); u32 keys tie from 2^26 (0.99-1.01x) and u32
-// pairs stay slower (0.90-0.98x), so those rows keep the merge sort
+// on 2026-11-27 (bench families `sample` and `merge` in one process, commit
+// 500fd3d, 2^24-2^28, random keys, lat mode), time of the sample sort / the
+// merge sort: 8-byte keys alone (u64, an 8-byte struct with its own
+// comparator) 0.88-0.90x at 2^24, 1.05-1.09x from 2^25; u32 keys with u32
+// values 0.94x at 2^24, 1.06x at 2^25 and 2^26, 0.99x at 2^28; u32 keys alone
+// 0.85-0.92x up to 2^25 and 1.01-1.04x from 2^26, too close to move them
 // (docs/tuning/sample_sort.md).
 // Bitonic sort: measured on an H200 (bench family `bitonic`, 2^8-2^20, random
 // and sorted keys, lat mode): faster than the merge sort up to 2^16 u32 keys
@@ -46,8 +47,8 @@ struct sort_choice_row {
 inline constexpr sort_choice_row sort_choice_table[] = {
     {2, 0, sample_never, 0},
     {4, 0, sample_never, std::int64_t(1) << 16},
-    {4, 4, sample_never, 0},
-    {8, 0, std::int64_t(1) << 26, std::int64_t(1) << 13},
+    {4, 4, std::int64_t(1) << 25, 0},
+    {8, 0, std::int64_t(1) << 25, std::int64_t(1) << 13},
     {8, 8, sample_never, 0},
     {SIZE_MAX, SIZE_MAX, sample_never, 0},
 };

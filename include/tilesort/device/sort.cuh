@@ -3,8 +3,8 @@
 // the value size (detail/sort_choice.cuh holds the table: per key and value
 // size, the bitonic sort for small sorts of keys alone whose stability
 // cannot be observed (integers under less / greater), the merge sort below a
-// measured crossover and the sample sort from it on; today only 8-byte keys
-// alone take the sample sort, from 2^26 keys).
+// measured crossover and the sample sort from it on; today 8-byte keys alone
+// and 4-byte keys with 4-byte values take the sample sort from 2^25 keys).
 //
 // The choice depends only on n and the sizes, never on the data, so the
 // size query and the sort agree and nothing waits on the host: the call can
