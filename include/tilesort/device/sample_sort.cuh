@@ -17,7 +17,7 @@
 //      bucket (ranked per warp, staged in shared memory in bucket order, and
 //      written by consecutive threads to consecutive positions): stable.
 //   5. When 255 splitters cannot make buckets of half a bucket tile (n >
-//      128 bucket tiles: 2^20 4-byte keys), a second level: every level-1
+//      128 bucket tiles: 2^19 4-byte keys), a second level: every level-1
 //      bucket larger than a tile gets its own splitters (one block each),
 //      and 2-4 run again over chunks of the buckets, temp -> output.
 //   6. pack (two levels): a warp per level-1 bucket groups its consecutive
@@ -70,7 +70,7 @@ namespace tilesort {
 ///
 /// @code
 /// using policy = tilesort::sample_sort_policy<sizeof(std::uint32_t), 0>;
-/// static_assert(policy::bucket_tile == 8192);
+/// static_assert(policy::bucket_tile == 4096);
 /// @endcode
 template <std::size_t KeyBytes, std::size_t ValueBytes>
 struct sample_sort_policy {
