@@ -1,6 +1,7 @@
 // bench/cases_merge.cu — family "merge": device-resident
-// tilesort::merge_sort_keys/pairs and the front door tilesort::sort_keys/
-// pairs (its note names the algorithm it ran) against cub::DeviceMergeSort (same
+// tilesort::merge_sort_keys/pairs, the front door tilesort::sort_keys/pairs
+// (its note names the algorithm it ran) and tilesort::locality_sort_keys/
+// pairs against cub::DeviceMergeSort (same
 // comparator), thrust::sort and thrust::stable_sort with the comparator, and
 // cub::DeviceRadixSort (primitive keys only) as the non-comparison reference.
 // Types: u32, u64, f32, pairs32 (u32/u32), pairs64 (u64/u64), struct (a
@@ -10,6 +11,7 @@
 #include <cstdio>
 
 #include <tilesort/comparators.cuh>
+#include <tilesort/device/locality_sort.cuh>
 #include <tilesort/device/merge_sort.cuh>
 #include <tilesort/device/sort.cuh>
 
@@ -19,16 +21,25 @@
 namespace bench {
 namespace {
 
-// The merge sort, or the front door (FrontDoor), two-phase, keys or pairs.
-template <bool FrontDoor, typename K, typename V, typename Compare>
-cudaError_t tilesort_merge(void* temp, std::size_t& bytes, const K* keys_in, K* keys_out, const value_t<V>* values_in,
-                           value_t<V>* values_out, std::int64_t n, Compare comp, cudaStream_t s) {
+// Which of our sorts a row times.
+enum class entry { merge, front_door, locality };
+
+// tilesort::merge_sort_*, sort_* (the front door) or locality_sort_*,
+// two-phase, keys or pairs.
+template <entry E, typename K, typename V, typename Compare>
+cudaError_t tilesort_sort(void* temp, std::size_t& bytes, const K* keys_in, K* keys_out, const value_t<V>* values_in,
+                          value_t<V>* values_out, std::int64_t n, Compare comp, cudaStream_t s,
+                          const tilesort::sort_options& options = {}) {
   if constexpr (std::is_void_v<V>) {
-    return FrontDoor ? tilesort::sort_keys(temp, bytes, keys_in, keys_out, n, comp, s)
-                     : tilesort::merge_sort_keys(temp, bytes, keys_in, keys_out, n, comp, s);
+    if constexpr (E == entry::front_door) return tilesort::sort_keys(temp, bytes, keys_in, keys_out, n, comp, s, options);
+    if constexpr (E == entry::locality) return tilesort::locality_sort_keys(temp, bytes, keys_in, keys_out, n, comp, s);
+    return tilesort::merge_sort_keys(temp, bytes, keys_in, keys_out, n, comp, s);
   } else {
-    return FrontDoor ? tilesort::sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s)
-                     : tilesort::merge_sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s);
+    if constexpr (E == entry::front_door)
+      return tilesort::sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s, options);
+    if constexpr (E == entry::locality)
+      return tilesort::locality_sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s);
+    return tilesort::merge_sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s);
   }
 }
 
@@ -44,19 +55,33 @@ void run_merge(harness& h, std::int64_t n, dist d, Compare comp, bool with_radix
   const char* what = std::is_void_v<V> ? "keys" : "pairs";
   // Every row times from the restored working copy (data_row); tilesort out
   // of place, CUB merge sort and Thrust in place, CUB radix sort out of place.
+  const auto sort = [&](auto e) {
+    return [&](void* temp, std::size_t& bytes, cudaStream_t s) {
+      return tilesort_sort<decltype(e)::value, K, V>(temp, bytes, data.keys.get(), data.out_keys.get(),
+                                                     data.values.get(), data.out_values.get(), n, comp, s);
+    };
+  };
   measure_two_phase(h, data_row(h, data, comp, std::string("tilesort::merge_sort_") + what, "tilesort", false),
-                    [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-                      return tilesort_merge<false, K, V>(temp, bytes, data.keys.get(), data.out_keys.get(),
-                                                         data.values.get(), data.out_values.get(), n, comp, s);
-                    });
-  using value = std::conditional_t<std::is_void_v<V>, tilesort::detail::no_value, V>;
-  harness::timed_call front = data_row(h, data, comp, std::string("tilesort::sort_") + what, "alt", false);
-  front.note = std::string("front door: ") +
-               tilesort::sort_algorithm_name(tilesort::detail::front_door_choice<K, value, Compare>(n));
-  measure_two_phase(h, front, [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-    return tilesort_merge<true, K, V>(temp, bytes, data.keys.get(), data.out_keys.get(), data.values.get(),
-                                      data.out_values.get(), n, comp, s);
-  });
+                    sort(std::integral_constant<entry, entry::merge>{}));
+  // The front door; its note names the algorithm that ran (sort_stats, from
+  // one untimed call: the probe decides on the device).
+  const auto which_ran = [&](harness::timed_call& c, void* temp, std::size_t bytes) {
+    tilesort::sort_stats* stats = nullptr;
+    BENCH_CHECK(cudaMallocHost(&stats, sizeof *stats));
+    tilesort::sort_options options;
+    options.stats = stats;
+    c.restore();
+    BENCH_CHECK((tilesort_sort<entry::front_door, K, V>(temp, bytes, data.keys.get(), data.out_keys.get(),
+                                                        data.values.get(), data.out_values.get(), n, comp, h.stream,
+                                                        options)));
+    BENCH_CHECK(cudaStreamSynchronize(h.stream));
+    c.note = std::string("front door: ") + tilesort::sort_algorithm_name(stats->algorithm);
+    BENCH_CHECK(cudaFreeHost(stats));
+  };
+  measure_two_phase(h, data_row(h, data, comp, std::string("tilesort::sort_") + what, "alt", false),
+                    sort(std::integral_constant<entry, entry::front_door>{}), which_ran);
+  measure_two_phase(h, data_row(h, data, comp, std::string("tilesort::locality_sort_") + what, "alt", false),
+                    sort(std::integral_constant<entry, entry::locality>{}));
   measure_cub_merge(h, data, comp);
   for (const bool stable : {false, true}) {  // Thrust, in place, temp allocated inside
     harness::timed_call c = data_row(h, data, comp,

@@ -3,7 +3,10 @@
 // table (so each algorithm it routes to runs; u32 and u64 keys under less
 // take the bitonic sort up to its bound, user keys never), the distributions that break
 // sample sorts, comparators, both overloads, graph capture, the error paths
-// (tests/common/device_sort_cases.cuh), and sort_stats naming the algorithm.
+// (tests/common/device_sort_cases.cuh), sort_stats naming the algorithm, and
+// the probe: from its row's probe_from on, keys that look sorted take the
+// locality sort, others the table's sort, with the stable sort's result
+// either way (also where the probe cannot see the disorder).
 #include <tilesort/device/sort.cuh>
 
 #include "common/device_sort_cases.cuh"
@@ -114,6 +117,89 @@ TEST(Sort, StatsNameTheAlgorithm) {
     EXPECT_EQ(tilesort::detail::choose_sort_algorithm(n, 4, 4), stats->algorithm);
   }
   CUDA_EXPECT(cudaFreeHost(stats));
+}
+
+// The front door with options.stats set (the same two-phase and convenience
+// forms): the sort's result, and the algorithm that ran in *stats.
+struct front_door_with_stats {
+  static inline tilesort::sort_stats* stats = nullptr;
+  template <typename... Args>
+  static cudaError_t keys(Args&&... args) {
+    tilesort::sort_options options;
+    options.stats = stats;
+    return tilesort::sort_keys(std::forward<Args>(args)..., options);
+  }
+  template <typename... Args>
+  static cudaError_t pairs(Args&&... args) {
+    tilesort::sort_options options;
+    options.stats = stats;
+    return tilesort::sort_pairs(std::forward<Args>(args)..., options);
+  }
+};
+
+// n probed keys of each distribution, keys alone and with u32 indices as
+// values, copy and in place: the stable sort's result, and the locality sort
+// for the inputs that look sorted (sorted, nearly sorted, all equal, and
+// sorted but for a reversed run shorter than the probe's distance, which the
+// probe cannot see), the table's algorithm for random and reversed keys.
+template <typename Key, bool Pairs>
+void check_probe_routes(std::int64_t n) {
+  using value = std::conditional_t<Pairs, std::uint32_t, tilesort::detail::no_value>;
+  using compare = typename comparator_for<Key>::type;
+  ASSERT_TRUE((tilesort::detail::front_door_probes<Key, value>(n))) << "n=" << n << " is not probed";
+  const sort_algorithm table = tilesort::detail::front_door_choice<Key, value, compare>(n);
+  tilesort::sort_stats* stats = nullptr;
+  CUDA_ASSERT(cudaMallocHost(&stats, sizeof *stats));
+  front_door_with_stats::stats = stats;
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed) + " n=" + std::to_string(n) + (Pairs ? " pairs" : " keys"));
+  const auto check = [&](const std::vector<Key>& keys, bool looks_sorted, bool check_route, const run_options& o) {
+    std::memset(stats, 0xA5, sizeof *stats);
+    check_sorted<front_door_with_stats, Key, Pairs>(keys, o);
+    if (!check_route) return;
+    EXPECT_EQ(n, stats->n);
+    EXPECT_EQ(looks_sorted ? sort_algorithm::locality : table, stats->algorithm)
+        << (o.in_place ? "in place" : "copy") << (o.convenience ? " convenience" : "");
+  };
+  for (const distribution d : all_distributions) {
+    SCOPED_TRACE(name(d));
+    const auto keys = make_keys<Key>(n, d, seed + static_cast<std::uint64_t>(d), compare{});
+    const bool looks_sorted =
+        d == distribution::sorted || d == distribution::nearly_sorted || d == distribution::all_equal;
+    const bool check_route = looks_sorted || d == distribution::random || d == distribution::reversed;
+    check(keys, looks_sorted, check_route, run_options{false, false, 0});
+    check(keys, looks_sorted, check_route, run_options{true, true, 0});
+  }
+  {  // Sorted but for a reversed run of 1000 keys in the middle: no probe pair sees it.
+    SCOPED_TRACE("sorted with a reversed run");
+    auto keys = make_keys<Key>(n, distribution::sorted, seed + 99, compare{});
+    std::reverse(keys.begin() + n / 2, keys.begin() + n / 2 + 1000);
+    check(keys, true, true, run_options{false, false, 0});
+  }
+  CUDA_EXPECT(cudaFreeHost(stats));
+  front_door_with_stats::stats = nullptr;
+}
+
+// The first probed size of each row (in the small run too), and in the full
+// run a larger one, past the sample sort's crossover where there is one.
+template <typename Key, bool Pairs>
+std::vector<std::int64_t> probed_sizes() {
+  const auto& row = tilesort::detail::sort_choice_for(sizeof(Key), Pairs ? 4 : 0);
+  std::vector<std::int64_t> sizes = {row.probe_from + 5};
+  if (small_run()) return sizes;
+  sizes.push_back(row.sample_from == tilesort::detail::sample_never ? (std::int64_t(1) << 22) + 3
+                                                                       : row.sample_from + 3);
+  return sizes;
+}
+
+TYPED_TEST(SortTyped, ProbeRoutesKeysBySortedness) {
+  REQUIRE_GPU();
+  for (const std::int64_t n : probed_sizes<TypeParam, false>()) check_probe_routes<TypeParam, false>(n);
+}
+
+TYPED_TEST(SortTyped, ProbeRoutesPairsBySortedness) {
+  REQUIRE_GPU();
+  for (const std::int64_t n : probed_sizes<TypeParam, true>()) check_probe_routes<TypeParam, true>(n);
 }
 
 TEST(Sort, FailedAllocationLeavesEverythingUntouched) {

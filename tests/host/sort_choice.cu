@@ -4,8 +4,16 @@
 // sample_never never takes the sample sort, the bitonic sort only sorts keys
 // alone whose stability cannot be observed, up to its row's bound, and the
 // choice does not depend on anything but n, the sizes and that property.
+// The probe (sort_probe_policy): its pairs stay inside the input, spread
+// evenly, and its verdict, run here on the host over the inputs it must
+// tell apart, sends sorted and nearly sorted keys to the locality sort and
+// random, reversed and few-distinct keys to the table's sort.
 #include <tilesort/comparators.cuh>
 #include <tilesort/detail/sort_choice.cuh>
+
+#include <algorithm>
+#include <random>
+#include <vector>
 
 #include "common/test_util.cuh"
 
@@ -125,6 +133,99 @@ TEST(SortChoice, ChoiceIsAConstantExpression) {
   EXPECT_STREQ("sample", tilesort::sort_algorithm_name(sort_algorithm::sample));
   EXPECT_STREQ("merge", tilesort::sort_algorithm_name(sort_algorithm::merge));
   EXPECT_STREQ("unspecified", tilesort::sort_algorithm_name(sort_algorithm::unspecified));
+}
+
+// The probe's pairs: pair k starts at floor((n - distance) * k / samples),
+// so every pair lies inside the input and the pairs spread over all of it,
+// up to n = 2^62 without overflow.
+TEST(SortProbe, PairsSpreadOverTheInput) {
+  constexpr int samples = sort_probe_policy::samples;
+  const std::int64_t distance = 8192;
+  for (const std::int64_t n : {distance + 1, distance + 5000, std::int64_t(1) << 17, (std::int64_t(1) << 20) + 7,
+                               std::int64_t(1) << 40, (std::int64_t(1) << 62) + 12345}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    std::int64_t last = -1;
+    for (int k = 0; k < samples; ++k) {
+      const std::int64_t first = probe_pair_first(n, distance, k);
+      const __int128 exact = static_cast<__int128>(n - distance) * k / samples;
+      ASSERT_EQ(exact, static_cast<__int128>(first)) << "k=" << k;
+      ASSERT_GE(first, last) << "k=" << k;
+      ASSERT_GE(first, 0);
+      ASSERT_LT(first + distance, n);
+      last = first;
+    }
+    EXPECT_GE(last + distance + (n - distance) / samples + 1, n);  // the last pair ends within a stride of the end
+  }
+}
+
+TEST(SortProbe, VerdictThreshold) {
+  EXPECT_TRUE(probe_looks_sorted(0));
+  EXPECT_TRUE(probe_looks_sorted(sort_probe_policy::max_descents));
+  EXPECT_FALSE(probe_looks_sorted(sort_probe_policy::max_descents + 1));
+  EXPECT_FALSE(probe_looks_sorted(sort_probe_policy::samples / 2));
+  static_assert(sort_probe_policy::max_descents < sort_probe_policy::samples / 64, "a few pairs in a thousand");
+}
+
+// The probe's verdict on the host, as the kernel counts it.
+template <typename Key>
+bool probe_on_host(const std::vector<Key>& keys, std::int64_t distance) {
+  const auto n = static_cast<std::int64_t>(keys.size());
+  int descents = 0;
+  for (int k = 0; k < sort_probe_policy::samples; ++k) {
+    const std::int64_t first = probe_pair_first(n, distance, k);
+    descents += keys[first + distance] < keys[first];
+  }
+  return probe_looks_sorted(descents);
+}
+
+TEST(SortProbe, TellsSortedFromUnsortedInput) {
+  const std::uint64_t seed = tilesort_test::fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::int64_t distance = 8192;
+  for (const std::int64_t n : {std::int64_t(1) << 17, (std::int64_t(1) << 20) + 3}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    std::vector<std::uint32_t> sorted(n), nearly(n), equal(n, 7), steps(n), random(n), reversed(n), few(n);
+    for (std::int64_t i = 0; i < n; ++i) {
+      sorted[i] = static_cast<std::uint32_t>(i);
+      nearly[i] = static_cast<std::uint32_t>(i + rng() % 64);  // the bench's "nearly": at most 64 places from home
+      steps[i] = static_cast<std::uint32_t>(i / 1000);        // sorted, with long runs of equal keys
+      random[i] = static_cast<std::uint32_t>(rng());
+      reversed[i] = static_cast<std::uint32_t>(n - i);
+      few[i] = static_cast<std::uint32_t>(rng() % 4);
+    }
+    EXPECT_TRUE(probe_on_host(sorted, distance));
+    EXPECT_TRUE(probe_on_host(nearly, distance));
+    EXPECT_TRUE(probe_on_host(equal, distance));
+    EXPECT_TRUE(probe_on_host(steps, distance));
+    EXPECT_FALSE(probe_on_host(random, distance));
+    EXPECT_FALSE(probe_on_host(reversed, distance));
+    EXPECT_FALSE(probe_on_host(few, distance));
+    // Sorted keys with one in a hundred replaced by a random key: about 2% of
+    // the pairs descend, too many for the locality sort to gain.
+    std::vector<std::uint32_t> outliers = sorted;
+    for (std::int64_t i = 0; i < n; ++i)
+      if (rng() % 100 == 0) outliers[i] = static_cast<std::uint32_t>(rng() % n);
+    EXPECT_FALSE(probe_on_host(outliers, distance));
+  }
+}
+
+// The probe runs from the row's probe_from on, above the bitonic sort's
+// range; rows of 1- and 2-byte keys and the catch-all row never probe.
+TEST(SortProbe, OnlyFromItsRowsBound) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const sort_choice_row& row = sort_choice_table[r];
+    SCOPED_TRACE("row " + std::to_string(r));
+    EXPECT_GT(row.probe_from, row.bitonic_up_to);
+    if (row.max_key_bytes <= 2 || row.max_key_bytes == SIZE_MAX) EXPECT_EQ(probe_never, row.probe_from);
+    if (row.probe_from == probe_never) continue;
+    const std::size_t key = row.max_key_bytes, value = row.max_value_bytes;
+    EXPECT_FALSE(front_door_probes(row.probe_from - 1, key, value));
+    EXPECT_TRUE(front_door_probes(row.probe_from, key, value));
+    EXPECT_TRUE(front_door_probes(INT64_MAX, key, value));
+  }
+  EXPECT_FALSE(front_door_probes(std::int64_t(1) << 30, 2, 0));
+  EXPECT_FALSE(front_door_probes(std::int64_t(1) << 30, 16, 0));
 }
 
 }  // namespace

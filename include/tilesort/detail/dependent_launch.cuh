@@ -41,6 +41,15 @@ TILESORT_DEVICE void allow_next_kernel() {
 #endif
 }
 
+// Whether a kernel that a device-side decision may skip returns at once:
+// `skip_unless_zero` is null (never skipped) or a device word that must be 0
+// for the kernel to run (the locality sort's count of blocksort tiles that
+// looked local; the front door's probe verdict). Read it after
+// wait_for_previous_kernel() in a dependent kernel.
+TILESORT_DEVICE bool skip_requested(const unsigned* skip_unless_zero) {
+  return skip_unless_zero != nullptr && *skip_unless_zero != 0;
+}
+
 // True when the current device can launch dependents (compute capability >= 9.0).
 inline cudaError_t dependent_launch_supported(bool& supported) {
   int device = 0, major = 0;

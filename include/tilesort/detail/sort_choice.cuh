@@ -7,27 +7,57 @@
 // (equivalent keys are bitwise equal: integers under less / greater) take
 // the bitonic sort up to `bitonic_up_to` keys; otherwise the merge sort
 // below `sample_from` keys and the sample sort from there on (never, for
-// `sample_never`). The last row is a catch-all, so every call matches. A
-// row leaves the merge sort only where a measurement showed the other
-// algorithm faster.
+// `sample_never`). From `probe_from` keys on, a probe on the device looks at
+// the keys first and sends input that looks sorted or nearly sorted to the
+// locality sort instead (sort_probe_policy below). The last row is a
+// catch-all, so every call matches. A row leaves the merge sort only where a
+// measurement showed the other algorithm faster.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "../device/sort_stats.cuh"
+#include "config.cuh"
 
 namespace tilesort::detail {
 
 // A row's sample_from when the sample sort is slower at every measured n.
 inline constexpr std::int64_t sample_never = INT64_MAX;
+// A row's probe_from when no probe runs at any n.
+inline constexpr std::int64_t probe_never = INT64_MAX;
 
 struct sort_choice_row {
   std::size_t max_key_bytes;    // keys of at most this size
   std::size_t max_value_bytes;  // values of at most this size (0: keys only)
   std::int64_t sample_from;     // n >= this: the sample sort; below it: the merge sort
   std::int64_t bitonic_up_to;   // n <= this, keys alone, stability unobservable: the bitonic sort
+  std::int64_t probe_from;      // n >= this: keys that look sorted take the locality sort
 };
+
+// The probe: one block reads `samples` pairs of keys `distance` apart
+// (distance: the locality sort's blocksort tile), spread evenly over the
+// input, and counts the pairs out of order. The keys look sorted when at
+// most `max_descents` are: sorted input and keys displaced by less than the
+// distance have none, random keys about half. Its verdict decides on the
+// device which sort's kernels run; the other's return at once.
+struct sort_probe_policy {
+  static constexpr int threads = 256;
+  static constexpr int items = 8;
+  static constexpr int samples = threads * items;
+  static constexpr int max_descents = samples / 512;
+};
+
+// The first key of probe pair k (0 <= k < samples) among n > distance keys:
+// floor((n - distance) * k / samples), without overflow.
+TILESORT_HD constexpr std::int64_t probe_pair_first(std::int64_t n, std::int64_t distance, int k) {
+  constexpr int samples = sort_probe_policy::samples;
+  const std::int64_t span = n - distance;
+  return span / samples * k + span % samples * k / samples;
+}
+
+// The probe's verdict from its count of pairs out of order.
+TILESORT_HD constexpr bool probe_looks_sorted(int descents) { return descents <= sort_probe_policy::max_descents; }
 
 // Sample sort (third version, two classification levels): measured on an H100
 // on 2026-11-27 (bench families `sample` and `merge` in one process, commit
@@ -45,12 +75,12 @@ struct sort_choice_row {
 // mirror the benchmark's cases (u32 / u64 keys, u32 / u64 pairs, wider
 // items) so that a measured crossover can be entered per row.
 inline constexpr sort_choice_row sort_choice_table[] = {
-    {2, 0, sample_never, 0},
-    {4, 0, sample_never, std::int64_t(1) << 16},
-    {4, 4, std::int64_t(1) << 25, 0},
-    {8, 0, std::int64_t(1) << 25, std::int64_t(1) << 13},
-    {8, 8, sample_never, 0},
-    {SIZE_MAX, SIZE_MAX, sample_never, 0},
+    {2, 0, sample_never, 0, probe_never},
+    {4, 0, sample_never, std::int64_t(1) << 16, std::int64_t(1) << 17},
+    {4, 4, std::int64_t(1) << 25, 0, std::int64_t(1) << 17},
+    {8, 0, std::int64_t(1) << 25, std::int64_t(1) << 13, std::int64_t(1) << 17},
+    {8, 8, sample_never, 0, std::int64_t(1) << 17},
+    {SIZE_MAX, SIZE_MAX, sample_never, 0, probe_never},
 };
 
 constexpr const sort_choice_row& sort_choice_for(std::size_t key_bytes, std::size_t value_bytes) {
@@ -68,6 +98,13 @@ constexpr sort_algorithm choose_sort_algorithm(std::int64_t n, std::size_t key_b
   const sort_choice_row& row = sort_choice_for(key_bytes, value_bytes);
   if (stability_unobservable && value_bytes == 0 && n <= row.bitonic_up_to) return sort_algorithm::bitonic;
   return row.sample_from != sample_never && n >= row.sample_from ? sort_algorithm::sample : sort_algorithm::merge;
+}
+
+// Whether sort_keys / sort_pairs of n keys probe them first: then input that
+// looks sorted takes the locality sort, other input choose_sort_algorithm's.
+constexpr bool front_door_probes(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes) {
+  const sort_choice_row& row = sort_choice_for(key_bytes, value_bytes);
+  return row.probe_from != probe_never && n >= row.probe_from;
 }
 
 }  // namespace tilesort::detail

@@ -200,11 +200,13 @@ cudaError_t launch_early_exit_dense_kway_kernel(const merge_buffers<Key, Value>&
 
 // Blocksort, then the passes kernel: boundary windows, up to `passes` merge
 // passes and the final copy of the segments in `list` (at most layout.blocks
-// blocksort entries). `control` is zeroed.
+// blocksort entries). `control` is zeroed. `dense_allowed` false: one
+// segment takes no dense passes either (the front door probed its keys).
 template <typename Policy, typename Key, typename Value, typename Compare>
 cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, const merge_buffers<Key, Value>& buffers,
                                     const merge_segment_list& list, const early_exit_layout& layout, void* temp,
-                                    int passes, merge_control* control, Compare comp, cudaStream_t stream) {
+                                    int passes, merge_control* control, Compare comp, cudaStream_t stream,
+                                    bool dense_allowed = true) {
   if (layout.blocks <= 0) return cudaSuccess;
   if (passes > sort_stats::max_passes || layout.blocks > INT_MAX) return cudaErrorInvalidValue;
   char* base = static_cast<char*>(temp);
@@ -212,7 +214,7 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   merge_job* jobs = reinterpret_cast<merge_job*>(base + layout.jobs_offset);
   // One segment (locality sort): the dense passes, for random keys.
   static_assert(Policy::dense_kernel_min_keys <= Policy::dense_kway_min_keys, "the k-way passes follow the own kernel");
-  const dense_passes dense = early_exit_dense_choice<Policy>(list.segments == nullptr, list.n);
+  const dense_passes dense = early_exit_dense_choice<Policy>(list.segments == nullptr && dense_allowed, list.n);
 
   // The k-way dense passes' plan (merge_passes 0: not these), worked out once.
   const kway_merge_sort_plan kway =

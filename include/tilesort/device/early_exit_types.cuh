@@ -192,6 +192,13 @@ struct merge_control {
   unsigned long long final_copy_tiles;
   unsigned long long final_copy_keys;
   unsigned barrier_arrivals;  // the passes kernel's grid_barrier
+  // The front door's probe (device/sort.cuh), which zeroes this struct in
+  // place of the memset: `looks_sorted` set, this locality sort runs and the
+  // other sort's kernels return at once (this is their skip word);
+  // `looks_unsorted` set, the blocksort returns at once and the probe's
+  // local_tiles = 1, unfinished_tiles = 0 stop every kernel after it.
+  unsigned looks_sorted;
+  unsigned looks_unsorted;
 };
 
 // Sum of `value` over the warp, added to *total by lane 0 (all lanes call it).

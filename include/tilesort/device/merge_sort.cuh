@@ -130,15 +130,19 @@ struct merge_sort_setup {
 };
 
 // Launch everything. Arguments are checked; `temp` holds layout.total_bytes.
+// `skip_unless_zero` (k-way passes only; null: never skipped): a device word
+// written before this call's first kernel; nonzero, every kernel returns at
+// once (the front door's probe chose another sort).
 template <typename Key, typename Value, typename Policy, typename Compare>
 cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup, void* temp, const Key* keys_in,
                               Key* keys_out, const Value* values_in, Value* values_out, Compare comp,
-                              cudaStream_t stream) {
+                              cudaStream_t stream, const unsigned* skip_unless_zero = nullptr) {
   using policy = Policy;
   constexpr bool pairs = merge_sort_has_values<Value>;
   const auto& plan = setup.plan;
   const std::int64_t n = plan.n;
   if (n == 0) return cudaSuccess;
+  if (!merge_sort_setup<Key, Value, Policy>::kway && skip_unless_zero != nullptr) return cudaErrorInvalidValue;
   if (n == 1) {
     if (keys_out != keys_in)
       TILESORT_RETURN_IF_ERROR(cudaMemcpyAsync(keys_out, keys_in, sizeof(Key), cudaMemcpyDeviceToDevice, stream));
@@ -179,7 +183,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
     auto* kernel = merge_sort_blocksort_kernel<shape_policy, Key, Value, Compare>;
     TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, sizeof(storage)));
     kernel<<<static_cast<unsigned>(ceil_div(n, shape_policy::tile_items)), shape_policy::block_threads, sizeof(storage),
-             stream>>>(keys_in, keys_of(0), values_in, values_of(0), n, comp);
+             stream>>>(keys_in, keys_of(0), values_in, values_of(0), n, skip_unless_zero, comp);
     return cudaGetLastError();
   };
   using small_policy = merge_sort_small_policy<policy>;
@@ -196,8 +200,8 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
     for (int pass = 0; pass < plan.merge_passes; ++pass)
       TILESORT_RETURN_IF_ERROR((launch_kway_pass<policy, false>(plan.pass_shape(pass), keys_of(pass),
                                                                 keys_of(pass + 1), values_of(pass),
-                                                                values_of(pass + 1), buffers.partitions, nullptr,
-                                                                dependent, comp, stream)));
+                                                                values_of(pass + 1), buffers.partitions,
+                                                                skip_unless_zero, dependent, comp, stream)));
   } else {
     using storage = merge_sort_merge_storage<Key, Value, policy::merge_tile_items>;
     static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");

@@ -161,12 +161,14 @@ TILESORT_DEVICE void merge_sort_blocksort_tile(typename Parts::storage& storage,
 // One block per tile of T keys: keys_in -> sorted runs of T in keys_out.
 // keys_out may equal keys_in: every read of the tile precedes the first
 // barrier, every write follows it, and no other block touches the tile.
+// `skip_unless_zero`: as skip_requested's (the front door's probe verdict).
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_blocks)
     merge_sort_blocksort_kernel(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
-                                std::int64_t n, Compare comp) {
+                                std::int64_t n, const unsigned* skip_unless_zero, Compare comp) {
   using parts = merge_sort_blocksort_parts<Key, Value, Policy::block_threads, Policy::block_items>;
   allow_next_kernel();  // the first partition kernel waits for this grid to finish
+  if (skip_requested(skip_unless_zero)) return;  // written before this kernel's launch (not a dependent one)
   auto& storage = *reinterpret_cast<typename parts::storage*>(merge_sort_smem);
   const std::int64_t tile_begin = std::int64_t(blockIdx.x) * Policy::tile_items;
   const int valid = static_cast<int>(merge_sort_min(n - tile_begin, Policy::tile_items));

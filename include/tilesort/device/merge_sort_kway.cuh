@@ -80,7 +80,7 @@ __global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std
                                       const unsigned* skip_unless_zero, Compare comp) {
   allow_next_kernel();
   wait_for_previous_kernel();  // keys are the previous kernel's output
-  if (skip_unless_zero != nullptr && *skip_unless_zero != 0) return;
+  if (skip_requested(skip_unless_zero)) return;
   merge_sort_cut_lanes<Ways>(keys, pass, cuts, comp);
 }
 
@@ -354,7 +354,7 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
   using storage_type = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
   allow_next_kernel();
   wait_for_previous_kernel();  // cuts and keys_src are earlier kernels' output
-  if (skip_unless_zero != nullptr && *skip_unless_zero != 0) return;
+  if (skip_requested(skip_unless_zero)) return;
   auto& storage = *reinterpret_cast<storage_type*>(merge_sort_smem);
   if constexpr (Persistent) {
     merge_sort_kway_tiles<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, tiles_taken, comp);

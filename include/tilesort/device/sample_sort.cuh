@@ -180,9 +180,13 @@ cudaError_t sample_sort_run(void (*kernel)(Params...), std::int64_t grid, int th
 }
 
 // Launch everything. Arguments are checked; `temp` holds plan.total_bytes.
+// `skip` (null: never skipped): a device word written before this call's
+// first kernel; nonzero, every kernel returns at once (the front door's
+// probe chose another sort).
 template <typename Key, typename Value, typename Compare>
 cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const Key* keys_in, Key* keys_out,
-                               const Value* values_in, Value* values_out, Compare comp, cudaStream_t stream) {
+                               const Value* values_in, Value* values_out, Compare comp, cudaStream_t stream,
+                               const unsigned* skip = nullptr) {
   using policy = sample_sort_policy_for<Key, Value>;
   constexpr bool pairs = sample_sort_has_values<Value>;
   const std::int64_t n = plan.n;
@@ -194,7 +198,7 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
     if (n == 1 && keys_in == keys_out && (!pairs || values_in == values_out)) return cudaSuccess;
     // One tile, no merge pass: no spare buffer.
     return sample_sort_run(bucket_kernel, dim3(1), policy::bucket_threads, sizeof(bucket_storage), stream, keys_in,
-                           values_in, keys_out, values_out, none, none, none, none, none, plan, comp);
+                           values_in, keys_out, values_out, none, none, none, none, none, plan, skip, comp);
   }
   char* base = static_cast<char*>(temp);
   Key* keys_temp = reinterpret_cast<Key*>(base + plan.keys_offset);
@@ -205,11 +209,11 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
   constexpr int scan_threads = policy::scan_threads;
   auto scan = [&](std::int64_t* entries, std::int64_t count, std::int64_t* sums, std::int64_t chunks) {
     TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scan_reduce_kernel<scan_threads, policy::scan_chunk>,
-                                             chunks, scan_threads, 0, stream, entries, count, sums));
+                                             chunks, scan_threads, 0, stream, entries, count, sums, skip));
     TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scan_partials_kernel<scan_threads>, 1, scan_threads, 0,
-                                             stream, sums, chunks));
+                                             stream, sums, chunks, skip));
     return sample_sort_run(sample_sort_scan_apply_kernel<scan_threads, policy::scan_items>, chunks, scan_threads, 0,
-                           stream, entries, count, sums);
+                           stream, entries, count, sums, skip);
   };
   auto* sample_kernel = sample_sort_sample_kernel<policy, Key, Compare>;
   auto* histogram_kernel = sample_sort_histogram_kernel<policy, Key, Compare>;
@@ -220,39 +224,39 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
   const sample_sort_bucket_info* no_infos = nullptr;
   // Level 1: input -> temp.
   TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_kernel, 1, policy::sample_threads, sample_bytes, stream, keys_in,
-                                           plan, splitters, none, none, comp));
+                                           plan, splitters, none, none, skip, comp));
   TILESORT_RETURN_IF_ERROR(sample_sort_run(histogram_kernel, plan.scatter_blocks, policy::scatter_threads,
                                            histogram_bytes, stream, keys_in, splitters, plan, no_infos, counters,
-                                           comp));
+                                           skip, comp));
   TILESORT_RETURN_IF_ERROR(scan(counters, plan.counters, partials, plan.scan_chunks));
   TILESORT_RETURN_IF_ERROR(sample_sort_run(scatter_kernel, plan.scatter_blocks, policy::scatter_threads, scatter_bytes,
                                            stream, keys_in, values_in, splitters, counters, no_infos, keys_temp,
-                                           values_temp, plan, comp));
+                                           values_temp, plan, skip, comp));
   if (!plan.two_level)  // the buckets: temp -> output
     return sample_sort_run(bucket_kernel, dim3(plan.buckets), policy::bucket_threads, sizeof(bucket_storage), stream,
                            keys_temp, values_temp, keys_out, values_out, keys_temp, values_temp, counters, no_infos,
-                           none, plan, comp);
+                           none, plan, skip, comp);
   // Level 2: temp -> output, each level-1 bucket with its own splitters.
   auto* infos = reinterpret_cast<sample_sort_bucket_info*>(base + plan.infos_offset);
   Key* splitters2 = reinterpret_cast<Key*>(base + plan.splitters2_offset);
   auto* counters2 = reinterpret_cast<std::int64_t*>(base + plan.counters2_offset);
   auto* partials2 = reinterpret_cast<std::int64_t*>(base + plan.partials2_offset);
   TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_kernel, plan.buckets + 1, policy::sample_threads, sample_bytes,
-                                           stream, keys_temp, plan, splitters2, counters, infos, comp));
+                                           stream, keys_temp, plan, splitters2, counters, infos, skip, comp));
   TILESORT_RETURN_IF_ERROR(sample_sort_run(histogram_kernel, plan.chunks_bound, policy::scatter_threads,
                                            histogram_bytes, stream, keys_temp, splitters2, plan, infos, counters2,
-                                           comp));
+                                           skip, comp));
   TILESORT_RETURN_IF_ERROR(scan(counters2, plan.counters2, partials2, plan.scan_chunks2));
   TILESORT_RETURN_IF_ERROR(sample_sort_run(scatter_kernel, plan.chunks_bound, policy::scatter_threads, scatter_bytes,
                                            stream, keys_temp, values_temp, splitters2, counters2, infos, keys_out,
-                                           values_out, plan, comp));
+                                           values_out, plan, skip, comp));
   // The final buckets, in place in the output (temp is the merges' spare).
   auto* groups = reinterpret_cast<sample_sort_group*>(base + plan.groups_offset);
   TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_pack_kernel<policy>, plan.splitters + 1, 32, 0, stream, plan,
-                                           infos, static_cast<const std::int64_t*>(counters2), groups));
+                                           infos, static_cast<const std::int64_t*>(counters2), groups, skip));
   return sample_sort_run(bucket_kernel, dim3(plan.splitters + 1, plan.range_blocks), policy::bucket_threads,
                          sizeof(bucket_storage), stream, keys_out, values_out, keys_out, values_out, keys_temp,
-                         values_temp, counters, infos, groups, plan, comp);
+                         values_temp, counters, infos, groups, plan, skip, comp);
 }
 
 // Two-phase entry: size query, argument checks, launch.

@@ -36,6 +36,7 @@
 
 #include "../block/block_sort.cuh"
 #include "../detail/config.cuh"
+#include "../detail/dependent_launch.cuh"
 #include "../detail/merge_path.cuh"
 #include "../detail/sample_sort_plan.cuh"
 #include "../thread/thread_sort.cuh"
@@ -123,7 +124,8 @@ TILESORT_DEVICE void sample_sort_write_table(const sample_sort_plan& plan, const
 template <typename Policy, typename Key, typename Compare>
 __global__ void __launch_bounds__(Policy::sample_threads)
     sample_sort_sample_kernel(const Key* keys, sample_sort_plan plan, Key* splitters, const std::int64_t* offsets,
-                              sample_sort_bucket_info* infos, Compare comp) {
+                              sample_sort_bucket_info* infos, const unsigned* skip_unless_zero, Compare comp) {
+  if (skip_requested(skip_unless_zero)) return;
   constexpr int threads = Policy::sample_threads, items = Policy::sample_items;
   using storage_type = sample_sort_sample_storage<Key, threads, items>;
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
@@ -256,7 +258,9 @@ struct sample_sort_histogram_storage {
 template <typename Policy, typename Key, typename Compare>
 __global__ void __launch_bounds__(Policy::scatter_threads)
     sample_sort_histogram_kernel(const Key* keys, const Key* splitters, sample_sort_plan plan,
-                                 const sample_sort_bucket_info* infos, std::int64_t* counters, Compare comp) {
+                                 const sample_sort_bucket_info* infos, std::int64_t* counters,
+                                 const unsigned* skip_unless_zero, Compare comp) {
+  if (skip_requested(skip_unless_zero)) return;
   constexpr int threads = Policy::scatter_threads, items = Policy::scatter_items, tile = Policy::scatter_tile;
   constexpr int max_buckets = sample_sort_buckets(Policy::max_levels);
   using storage_type = sample_sort_histogram_storage<Key, Policy::max_levels>;
@@ -289,7 +293,9 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
 // partials[c] = sum of counters[c x Chunk, (c + 1) x Chunk).
 template <int Threads, int Chunk>
 __global__ void __launch_bounds__(Threads)
-    sample_sort_scan_reduce_kernel(const std::int64_t* counters, std::int64_t count, std::int64_t* partials) {
+    sample_sort_scan_reduce_kernel(const std::int64_t* counters, std::int64_t count, std::int64_t* partials,
+                                   const unsigned* skip_unless_zero) {
+  if (skip_requested(skip_unless_zero)) return;
   __shared__ std::int64_t warp_sums[Threads / 32 + 1];
   const std::int64_t begin = std::int64_t(blockIdx.x) * Chunk;
   const std::int64_t end = begin + Chunk < count ? begin + Chunk : count;
@@ -302,7 +308,9 @@ __global__ void __launch_bounds__(Threads)
 
 // One block: partials[0, chunks) -> their exclusive sums, in place.
 template <int Threads>
-__global__ void __launch_bounds__(Threads) sample_sort_scan_partials_kernel(std::int64_t* partials, std::int64_t chunks) {
+__global__ void __launch_bounds__(Threads)
+    sample_sort_scan_partials_kernel(std::int64_t* partials, std::int64_t chunks, const unsigned* skip_unless_zero) {
+  if (skip_requested(skip_unless_zero)) return;
   __shared__ std::int64_t warp_sums[Threads / 32 + 1];
   std::int64_t carry = 0;
   for (std::int64_t base = 0; base < chunks; base += Threads) {
@@ -318,7 +326,9 @@ __global__ void __launch_bounds__(Threads) sample_sort_scan_partials_kernel(std:
 // counters[c x Chunk, (c + 1) x Chunk) -> exclusive sums from partials[c], in place.
 template <int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
-    sample_sort_scan_apply_kernel(std::int64_t* counters, std::int64_t count, const std::int64_t* partials) {
+    sample_sort_scan_apply_kernel(std::int64_t* counters, std::int64_t count, const std::int64_t* partials,
+                                  const unsigned* skip_unless_zero) {
+  if (skip_requested(skip_unless_zero)) return;
   __shared__ std::int64_t warp_sums[Threads / 32 + 1];
   const std::int64_t first = std::int64_t(blockIdx.x) * Threads * Items + std::int64_t(threadIdx.x) * Items;
   std::int64_t mine[Items];
@@ -377,7 +387,9 @@ template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_blocks_per_sm)
     sample_sort_scatter_kernel(const Key* keys_in, const Value* values_in, const Key* splitters,
                                const std::int64_t* offsets, const sample_sort_bucket_info* infos, Key* keys_dst,
-                               Value* values_dst, sample_sort_plan plan, Compare comp) {
+                               Value* values_dst, sample_sort_plan plan, const unsigned* skip_unless_zero,
+                               Compare comp) {
+  if (skip_requested(skip_unless_zero)) return;
   constexpr int threads = Policy::scatter_threads, items = Policy::scatter_items, tile = Policy::scatter_tile;
   using storage_type = sample_sort_scatter_storage<Key, Value, Policy>;
   constexpr int max_buckets = storage_type::max_buckets, warps = storage_type::warps;
@@ -616,7 +628,8 @@ TILESORT_DEVICE void sample_sort_one_bucket(sample_sort_bucket_storage<Key, Valu
 template <typename Policy>
 __global__ void __launch_bounds__(32)
     sample_sort_pack_kernel(sample_sort_plan plan, sample_sort_bucket_info* infos, const std::int64_t* offsets2,
-                            sample_sort_group* groups) {
+                            sample_sort_group* groups, const unsigned* skip_unless_zero) {
+  if (skip_requested(skip_unless_zero)) return;
   __shared__ std::int64_t starts[sample_sort_buckets(Policy::max_levels)];
   const int bucket = 2 * static_cast<int>(blockIdx.x);
   const sample_sort_bucket_info info = infos[bucket];
@@ -649,7 +662,8 @@ __global__ void __launch_bounds__(Policy::bucket_threads, Policy::bucket_blocks_
     sample_sort_bucket_kernel(const Key* keys_src, const Value* values_src, Key* keys_dst, Value* values_dst,
                               Key* keys_spare, Value* values_spare, const std::int64_t* offsets,
                               const sample_sort_bucket_info* infos, const sample_sort_group* groups,
-                              sample_sort_plan plan, Compare comp) {
+                              sample_sort_plan plan, const unsigned* skip_unless_zero, Compare comp) {
+  if (skip_requested(skip_unless_zero)) return;
   constexpr bool pairs = sample_sort_has_values<Value>;
   using storage_type = sample_sort_bucket_storage<Key, Value, Policy>;
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);

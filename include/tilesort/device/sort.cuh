@@ -6,9 +6,15 @@
 // measured crossover and the sample sort from it on; today 8-byte keys alone
 // and 4-byte keys with 4-byte values take the sample sort from 2^25 keys).
 //
-// The choice depends only on n and the sizes, never on the data, so the
-// size query and the sort agree and nothing waits on the host: the call can
-// be captured in a CUDA graph. Temp storage is the chosen algorithm's. With
+// The table's choice depends only on n and the sizes, so the size query and
+// the sort agree. From the row's probe_from on (4- and 8-byte keys, alone or
+// with values), a one-block probe kernel first reads 2048 pairs of keys a
+// blocksort tile apart; if at most 4 are out of order the keys look sorted
+// and the locality sort runs, else the table's algorithm. Both are launched;
+// the probe's verdict, in device memory, makes the other's kernels return at
+// once, so nothing waits on the host and the call can be captured in a CUDA
+// graph. The price is those empty launches (a few microseconds each). Temp
+// storage is the chosen algorithm's, or, probed, the larger of the two. With
 // sort_options, `options.stats` receives n and the algorithm that ran
 // (sort_stats::algorithm), written by a one-thread kernel after the sort.
 //
@@ -22,6 +28,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -31,6 +38,7 @@
 #include "../detail/sort_choice.cuh"
 #include "../detail/temp_storage.cuh"
 #include "bitonic_sort.cuh"
+#include "locality_sort.cuh"
 #include "merge_sort.cuh"
 #include "sample_sort.cuh"
 #include "sort_stats.cuh"
@@ -38,21 +46,99 @@
 namespace tilesort {
 namespace detail {
 
+// The algorithm that ran: the table's choice, or (`control` not null: the
+// keys were probed) the locality sort where the probe found them sorted.
 template <int Unused = 0>
-__global__ void sort_choice_stats_kernel(sort_stats* stats, std::int64_t n, sort_algorithm algorithm) {
+__global__ void sort_choice_stats_kernel(sort_stats* stats, std::int64_t n, sort_algorithm algorithm,
+                                         const merge_control* control) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   sort_stats s{};
   s.n = n;
-  s.algorithm = algorithm;
+  s.algorithm = control != nullptr && control->looks_sorted != 0 ? sort_algorithm::locality : algorithm;
   *stats = s;
 }
 
-// The algorithm sort_keys (Value = no_value) or sort_pairs runs for n keys.
+// The probe (sort_probe_policy): zeroes the locality sort's control, then
+// counts the sampled pairs (keys[p], keys[p + distance]) out of order and
+// writes the verdict there. Keys that do not look sorted stop the locality
+// sort's kernels: its blocksort returns at once, and with local_tiles = 1 and
+// unfinished_tiles = 0 so does everything after it.
+template <typename Key, typename Compare>
+__global__ void __launch_bounds__(sort_probe_policy::threads)
+    sort_probe_kernel(const Key* keys, std::int64_t n, std::int64_t distance, merge_control* control, Compare comp) {
+  using policy = sort_probe_policy;
+  auto* words = reinterpret_cast<unsigned*>(control);
+  static_assert(sizeof(merge_control) % sizeof(unsigned) == 0, "whole words");
+  for (int i = threadIdx.x; i < int(sizeof(merge_control) / sizeof(unsigned)); i += policy::threads) words[i] = 0;
+  int descents = 0;
+  for (int i = 0; i < policy::items; ++i) {
+    const std::int64_t first = probe_pair_first(n, distance, i * policy::threads + int(threadIdx.x));
+    descents += __syncthreads_count(comp(keys[first + distance], keys[first]));
+  }
+  if (threadIdx.x != 0) return;  // the zeroing above is visible to this thread: __syncthreads_count is a barrier
+  if (probe_looks_sorted(descents)) {
+    control->looks_sorted = 1;
+  } else {
+    control->looks_unsorted = 1;
+    control->local_tiles = 1;
+    control->unfinished_tiles = 0;
+  }
+}
+
+// The algorithm sort_keys (Value = no_value) or sort_pairs runs for n keys
+// (without a probe, or where the probe finds the keys unsorted).
 template <typename Key, typename Value, typename Compare>
 constexpr sort_algorithm front_door_choice(std::int64_t n) {
   constexpr bool pairs = sample_sort_has_values<Value>;
   return choose_sort_algorithm(n, sizeof(Key), pairs ? sizeof(Value) : 0,
                                !pairs && equivalence_is_identity<Key, Compare>);
+}
+
+// Whether sort_keys / sort_pairs probe n keys first (the table's probe_from;
+// only items the merge sort merges k-way: its kernels are the skippable ones).
+template <typename Key, typename Value>
+constexpr bool front_door_probes(std::int64_t n) {
+  constexpr bool pairs = sample_sort_has_values<Value>;
+  return merge_sort_setup<Key, Value>::kway && front_door_probes(n, sizeof(Key), pairs ? sizeof(Value) : 0);
+}
+
+// Temp storage of the table's algorithm (the sample or the merge sort).
+template <typename Key, typename Value>
+std::size_t table_temp_bytes(sort_algorithm algorithm, std::int64_t n) {
+  if (algorithm == sort_algorithm::sample) return make_sample_sort_plan_for<Key, Value>(n).total_bytes;
+  return merge_sort_setup<Key, Value>(n).layout.total_bytes;
+}
+
+// Probed keys: the probe, the locality sort, then the table's algorithm
+// (skipped unless the probe found the keys unsorted), the two sharing the
+// temp storage after the locality sort's control: the probe runs exactly one
+// of them. Arguments are checked by the caller.
+template <typename Key, typename Value, typename Compare>
+cudaError_t sort_probed(sort_algorithm algorithm, void* d_temp, std::size_t& temp_bytes, const Key* keys_in,
+                        Key* keys_out, const Value* values_in, Value* values_out, std::int64_t n, Compare comp,
+                        cudaStream_t stream) {
+  const locality_setup<Key, Value> locality(n);
+  const std::size_t control_bytes = align_temp(sizeof(merge_control));
+  const std::size_t total = std::max(locality.total_bytes, control_bytes + table_temp_bytes<Key, Value>(algorithm, n));
+  if (d_temp == nullptr) {
+    temp_bytes = total;
+    return cudaSuccess;
+  }
+  TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, total));
+  auto* control = static_cast<merge_control*>(d_temp);
+  using locality_policy = typename locality_setup<Key, Value>::policy;
+  sort_probe_kernel<<<1, sort_probe_policy::threads, 0, stream>>>(keys_in, n, std::int64_t(locality_policy::tile_items),
+                                                                   control, comp);
+  TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+  TILESORT_RETURN_IF_ERROR(
+      locality_sort_launch(locality, d_temp, keys_in, keys_out, values_in, values_out, comp, stream, true));
+  void* table_temp = static_cast<char*>(d_temp) + control_bytes;
+  const unsigned* skip = &control->looks_sorted;
+  if (algorithm == sort_algorithm::sample)
+    return sample_sort_launch(make_sample_sort_plan_for<Key, Value>(n), table_temp, keys_in, keys_out, values_in,
+                              values_out, comp, stream, skip);
+  return merge_sort_launch(merge_sort_setup<Key, Value>(n), table_temp, keys_in, keys_out, values_in, values_out, comp,
+                           stream, skip);
 }
 
 // Size query or sort by the chosen algorithm; then the statistics, if asked.
@@ -63,8 +149,13 @@ cudaError_t sort_front_door(void* d_temp, std::size_t& temp_bytes, const Key* ke
   if (n < 0) return cudaErrorInvalidValue;
   constexpr bool pairs = sample_sort_has_values<Value>;
   const sort_algorithm algorithm = front_door_choice<Key, Value, Compare>(n);
+  const bool probes = front_door_probes<Key, Value>(n);
   cudaError_t error = cudaSuccess;
-  if (algorithm == sort_algorithm::bitonic) {  // keys alone, equivalent keys bitwise equal
+  if (probes) {
+    if (d_temp != nullptr)
+      TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, pairs, n));
+    error = sort_probed(algorithm, d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream);
+  } else if (algorithm == sort_algorithm::bitonic) {  // keys alone, equivalent keys bitwise equal
     if constexpr (!pairs && equivalence_is_identity<Key, Compare>)
       error = bitonic_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, comp, stream);
   } else if (algorithm == sort_algorithm::sample) {
@@ -75,7 +166,8 @@ cudaError_t sort_front_door(void* d_temp, std::size_t& temp_bytes, const Key* ke
     error = merge_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, comp, stream);
   }
   if (d_temp == nullptr || error != cudaSuccess || options.stats == nullptr) return error;
-  sort_choice_stats_kernel<><<<1, 32, 0, stream>>>(options.stats, n, algorithm);
+  sort_choice_stats_kernel<><<<1, 32, 0, stream>>>(options.stats, n, algorithm,
+                                                   probes ? static_cast<const merge_control*>(d_temp) : nullptr);
   return cudaGetLastError();
 }
 
