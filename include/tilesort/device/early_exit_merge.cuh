@@ -145,6 +145,22 @@ cudaError_t cooperative_grid(Kernel* kernel, int threads, std::size_t shared, in
   return cudaSuccess;
 }
 
+// The grids of k-way passes that may be skipped (launch_kway_pass's `most`):
+// the resident blocks of the cut kernel and of the persistent merge kernel,
+// whose shared memory this also allows.
+template <typename Policy, typename Key, typename Value, typename Compare>
+cudaError_t resident_kway_grids(kway_pass_grids& grids) {
+  using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
+  static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
+  unsigned cut_blocks = 0, merge_blocks = 0;
+  TILESORT_RETURN_IF_ERROR(cooperative_grid(merge_sort_cut_kernel<Policy::merge_ways, Key, Compare>,
+                                            merge_sort_partition_threads, 0, INT_MAX, INT_MAX, cut_blocks));
+  TILESORT_RETURN_IF_ERROR(cooperative_grid(merge_sort_kway_kernel<Policy, true, Key, Value, Compare>,
+                                            Policy::merge_threads, sizeof(storage), INT_MAX, INT_MAX, merge_blocks));
+  grids = kway_pass_grids{cut_blocks, merge_blocks};
+  return cudaSuccess;
+}
+
 // Random keys in a locality sort of dense_kway_min_keys keys or more:
 // merge_sort's k-way passes, launched after the passes kernel, each kernel
 // returning at once unless no blocksort tile looked local; the merge kernels
@@ -157,14 +173,8 @@ cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffer
                                          merge_job* jobs, merge_control* control, bool dependent, Compare comp,
                                          cudaStream_t stream) {
   using base = typename Policy::base;
-  using storage = merge_sort_kway_storage<Key, Value, base::merge_tile_items>;
-  static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-  unsigned cut_blocks = 0, merge_blocks = 0;  // the resident blocks (cooperative_grid also allows the shared memory)
-  TILESORT_RETURN_IF_ERROR(cooperative_grid(merge_sort_cut_kernel<base::merge_ways, Key, Compare>,
-                                            merge_sort_partition_threads, 0, INT_MAX, INT_MAX, cut_blocks));
-  TILESORT_RETURN_IF_ERROR(cooperative_grid(merge_sort_kway_kernel<base, true, Key, Value, Compare>,
-                                            base::merge_threads, sizeof(storage), INT_MAX, INT_MAX, merge_blocks));
-  const kway_pass_grids grids{cut_blocks, merge_blocks};
+  kway_pass_grids grids;
+  TILESORT_RETURN_IF_ERROR((resident_kway_grids<base, Key, Value, Compare>(grids)));
   std::uint8_t source = blocksort_to_temp(false, plan.merge_passes) ? in_temp : in_output;
   for (int pass = 0; pass < plan.merge_passes; ++pass, source ^= 1u)
     TILESORT_RETURN_IF_ERROR((launch_kway_pass<base, true>(

@@ -129,20 +129,31 @@ struct merge_sort_setup {
         layout(make_merge_sort_temp_layout(plan, sizeof(Key), merge_sort_has_values<Value> ? sizeof(Value) : 0)) {}
 };
 
+// A merge sort behind a decision on the device (the front door's probe).
+// `skip_unless_zero` (null: never skipped): a device word written before the
+// sort's first kernel; nonzero, every kernel returns at once. `tiles_taken`
+// (null, or one zeroed counter per merge pass) makes the k-way passes
+// persistent, on the grids `most` (resident_kway_grids): a skipped pass then
+// costs two waves of blocks instead of a block per tile, and a pass that
+// merges 2-8% more (docs/tuning/merge_sort.md). K-way passes only.
+struct merge_sort_gate {
+  const unsigned* skip_unless_zero = nullptr;
+  unsigned* tiles_taken = nullptr;
+  kway_pass_grids most;
+};
+
 // Launch everything. Arguments are checked; `temp` holds layout.total_bytes.
-// `skip_unless_zero` (k-way passes only; null: never skipped): a device word
-// written before this call's first kernel; nonzero, every kernel returns at
-// once (the front door's probe chose another sort).
 template <typename Key, typename Value, typename Policy, typename Compare>
 cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup, void* temp, const Key* keys_in,
                               Key* keys_out, const Value* values_in, Value* values_out, Compare comp,
-                              cudaStream_t stream, const unsigned* skip_unless_zero = nullptr) {
+                              cudaStream_t stream, const merge_sort_gate& gate = {}) {
   using policy = Policy;
   constexpr bool pairs = merge_sort_has_values<Value>;
   const auto& plan = setup.plan;
   const std::int64_t n = plan.n;
   if (n == 0) return cudaSuccess;
-  if (!merge_sort_setup<Key, Value, Policy>::kway && skip_unless_zero != nullptr) return cudaErrorInvalidValue;
+  if (!merge_sort_setup<Key, Value, Policy>::kway && (gate.skip_unless_zero != nullptr || gate.tiles_taken != nullptr))
+    return cudaErrorInvalidValue;
   if (n == 1) {
     if (keys_out != keys_in)
       TILESORT_RETURN_IF_ERROR(cudaMemcpyAsync(keys_out, keys_in, sizeof(Key), cudaMemcpyDeviceToDevice, stream));
@@ -183,7 +194,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
     auto* kernel = merge_sort_blocksort_kernel<shape_policy, Key, Value, Compare>;
     TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, sizeof(storage)));
     kernel<<<static_cast<unsigned>(ceil_div(n, shape_policy::tile_items)), shape_policy::block_threads, sizeof(storage),
-             stream>>>(keys_in, keys_of(0), values_in, values_of(0), n, skip_unless_zero, comp);
+             stream>>>(keys_in, keys_of(0), values_in, values_of(0), n, gate.skip_unless_zero, comp);
     return cudaGetLastError();
   };
   using small_policy = merge_sort_small_policy<policy>;
@@ -195,13 +206,20 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
   bool dependent = false;
   if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
   if constexpr (merge_sort_setup<Key, Value, Policy>::kway) {
+    if (gate.tiles_taken != nullptr) {  // persistent passes (their shared memory allowed with `most`)
+      for (int pass = 0; pass < plan.merge_passes; ++pass)
+        TILESORT_RETURN_IF_ERROR((launch_kway_pass<policy, true>(
+            plan.pass_shape(pass), keys_of(pass), keys_of(pass + 1), values_of(pass), values_of(pass + 1),
+            buffers.partitions, gate.skip_unless_zero, dependent, comp, stream, gate.tiles_taken + pass, gate.most)));
+      return cudaSuccess;
+    }
     if (plan.merge_passes > 0)
       TILESORT_RETURN_IF_ERROR((merge_sort_allow_kway_smem<policy, false, Key, Value, Compare>()));
     for (int pass = 0; pass < plan.merge_passes; ++pass)
       TILESORT_RETURN_IF_ERROR((launch_kway_pass<policy, false>(plan.pass_shape(pass), keys_of(pass),
                                                                 keys_of(pass + 1), values_of(pass),
                                                                 values_of(pass + 1), buffers.partitions,
-                                                                skip_unless_zero, dependent, comp, stream)));
+                                                                gate.skip_unless_zero, dependent, comp, stream)));
   } else {
     using storage = merge_sort_merge_storage<Key, Value, policy::merge_tile_items>;
     static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");

@@ -126,6 +126,17 @@ cudaError_t sort_probed(sort_algorithm algorithm, void* d_temp, std::size_t& tem
   }
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, total));
   auto* control = static_cast<merge_control*>(d_temp);
+  // The merge sort behind the probe; from persistent_merge_from keys on its
+  // k-way passes are persistent, with the control's zeroed counters.
+  const merge_sort_setup<Key, Value> merge(n);
+  merge_sort_gate gate;
+  gate.skip_unless_zero = &control->looks_sorted;
+  if (algorithm == sort_algorithm::merge && n >= sort_probe_policy::persistent_merge_from) {
+    if (merge.plan.merge_passes > sort_stats::max_passes) return cudaErrorInvalidValue;
+    using merge_policy = typename merge_sort_setup<Key, Value>::policy;
+    TILESORT_RETURN_IF_ERROR((resident_kway_grids<merge_policy, Key, Value, Compare>(gate.most)));
+    gate.tiles_taken = control->kway_tiles_taken;
+  }
   using locality_policy = typename locality_setup<Key, Value>::policy;
   sort_probe_kernel<<<1, sort_probe_policy::threads, 0, stream>>>(keys_in, n, std::int64_t(locality_policy::tile_items),
                                                                    control, comp);
@@ -133,12 +144,10 @@ cudaError_t sort_probed(sort_algorithm algorithm, void* d_temp, std::size_t& tem
   TILESORT_RETURN_IF_ERROR(
       locality_sort_launch(locality, d_temp, keys_in, keys_out, values_in, values_out, comp, stream, true));
   void* table_temp = static_cast<char*>(d_temp) + control_bytes;
-  const unsigned* skip = &control->looks_sorted;
   if (algorithm == sort_algorithm::sample)
     return sample_sort_launch(make_sample_sort_plan_for<Key, Value>(n), table_temp, keys_in, keys_out, values_in,
-                              values_out, comp, stream, skip);
-  return merge_sort_launch(merge_sort_setup<Key, Value>(n), table_temp, keys_in, keys_out, values_in, values_out, comp,
-                           stream, skip);
+                              values_out, comp, stream, gate.skip_unless_zero);
+  return merge_sort_launch(merge, table_temp, keys_in, keys_out, values_in, values_out, comp, stream, gate);
 }
 
 // Size query or sort by the chosen algorithm; then the statistics, if asked.
