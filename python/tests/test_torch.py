@@ -291,6 +291,25 @@ def test_locality_sort(cuda, dtype, n):
     assert none is None and same_bits(torch, k_only, reference_sort(torch, near, descending=True)[0])
 
 
+# From 2^22 elements the front door probes 1-D input on the device: sorted and nearly sorted input takes the
+# locality sort, random input the merge sort; the result is the stable sort's either way.
+@pytest.mark.parametrize("dtype", ["int32", "float32", "int64"])
+@pytest.mark.parametrize("kind", ["sorted", "nearly", "random"])
+def test_large_1d_probed(cuda, dtype, kind):
+    torch = cuda
+    n = (1 << 22) + 3
+    x = make(torch, (n,), dtype, seed=11, few=True)
+    if kind != "random":
+        x = reference_sort(torch, x)[0]
+    if kind == "nearly":
+        swap = torch.arange(0, n - 1, 5)
+        x[swap], x[swap + 1] = x[swap + 1].clone(), x[swap].clone()
+    values, indices = tilesort.sort(x.cuda())
+    ref_values, ref_indices = reference_sort(torch, x)
+    assert same_bits(torch, values, ref_values)
+    assert torch.equal(indices.cpu(), ref_indices)
+
+
 def test_out_and_in_place(cuda):
     torch = cuda
     x = make(torch, (64, 300), "float32", seed=9).cuda()
