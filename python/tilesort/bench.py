@@ -8,7 +8,8 @@ median of --reps after --warmups. Families:
           law, random starts with mean length 300) against the padded torch.sort
           users write today (pad with the largest key, sort rows, unpad) and a
           two-pass torch workaround (stable sort by key, then by segment id)
-  1d      one array of --sizes keys
+  1d      one array of --sizes keys, --dists random (default), sorted, nearly
+          (sorted, then neighbours swapped every 5 keys)
   small   per-call time of small calls (one row of 1024, 1000 rows of 32):
           event-timed ("lat") and host wall clock over back-to-back calls ("wall")
 Progress goes to stderr, the table to stdout; --json writes every measurement
@@ -86,6 +87,18 @@ def random_keys(torch, shape, dtype):
         return torch.randn(shape, device="cuda", dtype=dt)
     info = torch.iinfo(dt)
     return torch.randint(info.min, info.max, shape, device="cuda", dtype=dt)
+
+
+def one_d_keys(torch, n, dtype, dist):
+    """n random keys; "sorted": sorted; "nearly": sorted, then neighbours swapped every 5 keys."""
+    x = random_keys(torch, (n,), dtype)
+    if dist == "random":
+        return x
+    x = torch.sort(x).values
+    if dist == "nearly" and n > 1:
+        swap = torch.arange(0, n - 1, 5, device="cuda")
+        x[swap], x[swap + 1] = x[swap + 1].clone(), x[swap].clone()
+    return x
 
 
 def ragged_layout(torch, name, n, generator):
@@ -206,17 +219,19 @@ class Bench:
         torch, cp = self.torch, self.cupy
         for dtype in self.args.types:
             for n in self.args.sizes:
-                x = random_keys(torch, (n,), dtype)
-                print(f"1d: {dtype} n={n}", file=sys.stderr)
-                self.pair("python-1d", "sort (values, indices)", dtype, n, "random",
-                          ("tilesort.sort", lambda: tilesort.sort(x)), [("torch.sort", lambda: torch.sort(x))])
-                alts = [("torch.argsort", lambda: torch.argsort(x))]
-                if cp is not None:
-                    cx = cp.asarray(x)
-                    alts += [("cupy.argsort", lambda: cp.argsort(cx)), ("cupy.sort (values only)", lambda: cp.sort(cx))]
-                self.pair("python-1d", "argsort", dtype, n, "random", ("tilesort.argsort", lambda: tilesort.argsort(x)),
-                          alts)
-                del x
+                for dist in self.args.dists:
+                    x = one_d_keys(torch, n, dtype, dist)
+                    print(f"1d: {dtype} n={n} {dist}", file=sys.stderr)
+                    self.pair("python-1d", "sort (values, indices)", dtype, n, dist,
+                              ("tilesort.sort", lambda: tilesort.sort(x)), [("torch.sort", lambda: torch.sort(x))])
+                    alts = [("torch.argsort", lambda: torch.argsort(x))]
+                    if cp is not None:
+                        cx = cp.asarray(x)
+                        alts += [("cupy.argsort", lambda: cp.argsort(cx)),
+                                 ("cupy.sort (values only)", lambda: cp.sort(cx))]
+                    self.pair("python-1d", "argsort", dtype, n, dist,
+                              ("tilesort.argsort", lambda: tilesort.argsort(x)), alts)
+                    del x
 
     def small(self):
         torch = self.torch
@@ -257,6 +272,7 @@ def main(argv=None):
     parser.add_argument("--lengths", default=",".join(map(str, LENGTHS)), help="row lengths (rows family)")
     parser.add_argument("--sizes", default="2^10,2^12,2^14,2^16,2^18,2^20,2^22,2^24,2^26,2^28",
                         help="array sizes (1d family), e.g. 2^20,1000")
+    parser.add_argument("--dists", default="random", help="1d family: comma list of random, sorted, nearly")
     parser.add_argument("--against", default="torch,cupy", help="alternatives besides torch: cupy")
     parser.add_argument("--max-padded", type=int, default=1 << 28,
                         help="largest padded matrix (keys) the padded torch workaround may allocate")
@@ -269,6 +285,9 @@ def main(argv=None):
     args.types = args.types.split(",")
     args.lengths = [int(v) for v in args.lengths.split(",")]
     args.sizes = parse_sizes(args.sizes)
+    args.dists = args.dists.split(",")
+    if any(d not in ("random", "sorted", "nearly") for d in args.dists):
+        parser.error("--dists: random, sorted, nearly")
     _core.FLOAT_RANKS = args.float_order == "ranks"
     try:
         import torch
