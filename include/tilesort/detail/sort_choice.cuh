@@ -48,7 +48,10 @@ struct sort_probe_policy {
   static constexpr int max_descents = samples / 512;
   // From this n on, the merge sort behind the probe runs persistent k-way
   // passes (about a wave of blocks each), so that skipping them costs sorted
-  // input little; merging, they are 2-8% slower than a block per tile.
+  // input little; merging, they are 2-8% slower than a block per tile. H200,
+  // commit 1325402: sorted keys from 2^25 0.81-0.94x the locality sort (u32
+  // keys at 2^28 0.41x on an H100 before), random keys 0.95-0.98x the merge
+  // sort (docs/performance.md, "The front door's probe").
   static constexpr std::int64_t persistent_merge_from = std::int64_t(1) << 25;
 };
 
