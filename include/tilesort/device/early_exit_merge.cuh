@@ -210,13 +210,13 @@ cudaError_t launch_early_exit_dense_kway_kernel(const merge_buffers<Key, Value>&
 
 // Blocksort, then the passes kernel: boundary windows, up to `passes` merge
 // passes and the final copy of the segments in `list` (at most layout.blocks
-// blocksort entries). `control` is zeroed. `dense_allowed` false: one
-// segment takes no dense passes either (the front door probed its keys).
-template <typename Policy, typename Key, typename Value, typename Compare>
+// blocksort entries). `control` is zeroed. `DensePasses` false: one
+// segment takes no dense passes either (the front door probed its keys), and
+// their kernels are not compiled.
+template <typename Policy, bool DensePasses = true, typename Key, typename Value, typename Compare>
 cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, const merge_buffers<Key, Value>& buffers,
                                     const merge_segment_list& list, const early_exit_layout& layout, void* temp,
-                                    int passes, merge_control* control, Compare comp, cudaStream_t stream,
-                                    bool dense_allowed = true) {
+                                    int passes, merge_control* control, Compare comp, cudaStream_t stream) {
   if (layout.blocks <= 0) return cudaSuccess;
   if (passes > sort_stats::max_passes || layout.blocks > INT_MAX) return cudaErrorInvalidValue;
   char* base = static_cast<char*>(temp);
@@ -224,7 +224,7 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   merge_job* jobs = reinterpret_cast<merge_job*>(base + layout.jobs_offset);
   // One segment (locality sort): the dense passes, for random keys.
   static_assert(Policy::dense_kernel_min_keys <= Policy::dense_kway_min_keys, "the k-way passes follow the own kernel");
-  const dense_passes dense = early_exit_dense_choice<Policy>(list.segments == nullptr && dense_allowed, list.n);
+  const dense_passes dense = early_exit_dense_choice<Policy>(DensePasses && list.segments == nullptr, list.n);
 
   // The k-way dense passes' plan (merge_passes 0: not these), worked out once.
   const kway_merge_sort_plan kway =
@@ -266,13 +266,14 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   TILESORT_RETURN_IF_ERROR(launch_cooperative_kernel(kernel, grid, Policy::merge_threads, sizeof(storage_type),
                                                      stream, dependent, buffers, list, locations, layout.tiles,
                                                      jobs, passes, dense, control, comp));
-  if constexpr (Policy::base::merge_ways > 2) {
+  if constexpr (!DensePasses) {
+    return cudaSuccess;
+  } else if constexpr (Policy::base::merge_ways > 2) {
     if (dense == dense_passes::kway_kernels)
       return launch_early_exit_dense_kway<Policy>(buffers, kway, jobs, control, dependent, comp, stream);
     if (dense == dense_passes::kway_kernel)
       return launch_early_exit_dense_kway_kernel<Policy>(buffers, kway, jobs, control, dependent, comp, stream);
-  }
-  if constexpr (Policy::base::merge_ways == 2) {  // the only items that take the own kernel
+  } else {  // merge_ways == 2: the only items that take the own kernel
     if (dense != dense_passes::own_kernel) return cudaSuccess;
     auto* dense_kernel = early_exit_dense_passes_kernel<Policy, Key, Value, Compare>;
     TILESORT_RETURN_IF_ERROR(cooperative_grid(dense_kernel, Policy::merge_threads, sizeof(storage_type),

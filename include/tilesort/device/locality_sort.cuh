@@ -74,13 +74,13 @@ struct locality_setup {
 };
 
 // Launch everything (arguments checked, n > 0; `temp` holds
-// setup.total_bytes). `probed`: the front door's probe has zeroed the control
+// setup.total_bytes). `Probed`: the front door's probe has zeroed the control
 // and written its verdict (merge_control::looks_sorted): no memset, and no
 // dense passes, which are there for random keys.
-template <typename Key, typename Value, typename Compare>
+template <bool Probed, typename Key, typename Value, typename Compare>
 cudaError_t locality_sort_launch(const locality_setup<Key, Value>& setup, void* temp, const Key* keys_in,
                                  Key* keys_out, const Value* values_in, Value* values_out, Compare comp,
-                                 cudaStream_t stream, bool probed) {
+                                 cudaStream_t stream) {
   using policy = typename locality_setup<Key, Value>::policy;
   // Blocksort, job and k-way tile indices are 32-bit; positions stay far from 2^63.
   if (setup.blocks > (std::int64_t(1) << 31) / early_exit_tiling<policy>::merge_tiles_per_block ||
@@ -91,13 +91,13 @@ cudaError_t locality_sort_launch(const locality_setup<Key, Value>& setup, void* 
   // The counters are zeroed by a memset: a zeroing kernel with the blocksort
   // as its dependent, and zeroing in the blocksort's block 0, were both
   // slower (docs/tuning/locality_sort.md).
-  if (!probed) TILESORT_RETURN_IF_ERROR(cudaMemsetAsync(control, 0, sizeof(merge_control), stream));
+  if constexpr (!Probed) TILESORT_RETURN_IF_ERROR(cudaMemsetAsync(control, 0, sizeof(merge_control), stream));
   const merge_buffers<Key, Value> buffers{keys_out, setup.passes > 0 ? reinterpret_cast<Key*>(base + setup.layout.keys_offset) : nullptr,
                                           values_out,
                                           setup.passes > 0 ? reinterpret_cast<Value*>(base + setup.layout.values_offset) : nullptr};
   const merge_segment_list list{nullptr, nullptr, nullptr, nullptr, setup.n, setup.blocks};
-  return launch_early_exit_merge<policy>(keys_in, values_in, buffers, list, setup.layout, temp, setup.passes, control,
-                                         comp, stream, !probed);
+  return launch_early_exit_merge<policy, !Probed>(keys_in, values_in, buffers, list, setup.layout, temp, setup.passes,
+                                                  control, comp, stream);
 }
 
 template <typename Key, typename Value, typename Compare>
@@ -118,7 +118,7 @@ cudaError_t locality_sort_run(void* d_temp, std::size_t& temp_bytes, const Key* 
     return write_sort_stats(options.stats, nullptr, 0, policy::merge_tile_items, policy::tile_items, 0, nullptr,
                             nullptr, 0, 0, stream);
   TILESORT_RETURN_IF_ERROR(
-      locality_sort_launch(setup, d_temp, keys_in, keys_out, values_in, values_out, comp, stream, false));
+      locality_sort_launch<false>(setup, d_temp, keys_in, keys_out, values_in, values_out, comp, stream));
   return write_sort_stats(options.stats, control, n, policy::merge_tile_items, policy::tile_items, setup.passes,
                           nullptr, nullptr, 0, 0, stream, setup.dense);
 }

@@ -94,12 +94,17 @@ constexpr sort_algorithm front_door_choice(std::int64_t n) {
                                !pairs && equivalence_is_identity<Key, Compare>);
 }
 
-// Whether sort_keys / sort_pairs probe n keys first (the table's probe_from;
-// only items the merge sort merges k-way: its kernels are the skippable ones).
+// Whether sort_keys / sort_pairs may probe keys of this type (a row with a
+// probe_from; only items the merge sort merges k-way: its kernels are the
+// skippable ones), and whether they probe n keys.
+template <typename Key, typename Value>
+inline constexpr bool front_door_may_probe =
+    merge_sort_setup<Key, Value>::kway &&
+    sort_choice_for(sizeof(Key), sample_sort_has_values<Value> ? sizeof(Value) : 0).probe_from != probe_never;
 template <typename Key, typename Value>
 constexpr bool front_door_probes(std::int64_t n) {
   constexpr bool pairs = sample_sort_has_values<Value>;
-  return merge_sort_setup<Key, Value>::kway && front_door_probes(n, sizeof(Key), pairs ? sizeof(Value) : 0);
+  return front_door_may_probe<Key, Value> && front_door_probes(n, sizeof(Key), pairs ? sizeof(Value) : 0);
 }
 
 // Temp storage of the table's algorithm (the sample or the merge sort).
@@ -142,7 +147,7 @@ cudaError_t sort_probed(sort_algorithm algorithm, void* d_temp, std::size_t& tem
                                                                    control, comp);
   TILESORT_RETURN_IF_ERROR(cudaGetLastError());
   TILESORT_RETURN_IF_ERROR(
-      locality_sort_launch(locality, d_temp, keys_in, keys_out, values_in, values_out, comp, stream, true));
+      locality_sort_launch<true>(locality, d_temp, keys_in, keys_out, values_in, values_out, comp, stream));
   void* table_temp = static_cast<char*>(d_temp) + control_bytes;
   if (algorithm == sort_algorithm::sample)
     return sample_sort_launch(make_sample_sort_plan_for<Key, Value>(n), table_temp, keys_in, keys_out, values_in,
@@ -160,10 +165,12 @@ cudaError_t sort_front_door(void* d_temp, std::size_t& temp_bytes, const Key* ke
   const sort_algorithm algorithm = front_door_choice<Key, Value, Compare>(n);
   const bool probes = front_door_probes<Key, Value>(n);
   cudaError_t error = cudaSuccess;
-  if (probes) {
-    if (d_temp != nullptr)
-      TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, pairs, n));
-    error = sort_probed(algorithm, d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream);
+  if (probes) {  // (only where front_door_may_probe: the probed path is compiled for those items alone)
+    if constexpr (front_door_may_probe<Key, Value>) {
+      if (d_temp != nullptr)
+        TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, pairs, n));
+      error = sort_probed(algorithm, d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream);
+    }
   } else if (algorithm == sort_algorithm::bitonic) {  // keys alone, equivalent keys bitwise equal
     if constexpr (!pairs && equivalence_is_identity<Key, Compare>)
       error = bitonic_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, comp, stream);
