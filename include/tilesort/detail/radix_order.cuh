@@ -1,0 +1,112 @@
+// detail/radix_order.cuh — the unsigned images the radix sort orders keys
+// by. A key's image is an unsigned integer of the key's width whose
+// ascending order is the key order: radix-sorting the images, stably, gives
+// exactly what a stable comparison sort gives under tilesort::less or
+// tilesort::greater. The keys themselves move with every bit kept; the image
+// is computed again wherever a digit is needed (a few ALU operations), so
+// no pass has to transform and untransform the data.
+//
+//   integers, ascending:   the bits, with the sign bit flipped if signed
+//   floats, ascending:     NaN (any sign, any payload) -> all ones, so every
+//                          NaN is last and all NaNs are equal; -0.0 -> the
+//                          image of +0.0; else negative -> all bits flipped,
+//                          positive -> sign bit set (IEEE order)
+//   descending:            the ascending image complemented, except NaN,
+//                          which stays all ones: last in both orders
+//   a user key:            bits_order's functor (comparators.cuh)
+// bool, 8/16/32/64-bit integers, float, double, __half and __nv_bfloat16
+// have native images; everything here is __host__ __device__ and tested on
+// the host over every 16-bit pattern.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "config.cuh"
+
+namespace tilesort::detail {
+
+template <std::size_t Bytes>
+struct unsigned_bits;
+template <>
+struct unsigned_bits<1> {
+  using type = std::uint8_t;
+};
+template <>
+struct unsigned_bits<2> {
+  using type = std::uint16_t;
+};
+template <>
+struct unsigned_bits<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct unsigned_bits<8> {
+  using type = std::uint64_t;
+};
+
+// Keys with a native image.
+template <typename Key>
+inline constexpr bool radix_native_float = std::is_same_v<Key, float> || std::is_same_v<Key, double> ||
+                                           std::is_same_v<Key, __half> || std::is_same_v<Key, __nv_bfloat16>;
+template <typename Key>
+inline constexpr bool radix_native_key =
+    (std::is_integral_v<Key> && (sizeof(Key) == 1 || sizeof(Key) == 2 || sizeof(Key) == 4 || sizeof(Key) == 8)) ||
+    radix_native_float<Key>;
+
+// The exponent-and-mantissa bits a NaN exceeds (all exponent bits set).
+template <typename Key>
+TILESORT_HD constexpr typename unsigned_bits<sizeof(Key)>::type float_infinity_bits() {
+  if constexpr (std::is_same_v<Key, __half>) {
+    return 0x7c00u;
+  } else if constexpr (std::is_same_v<Key, __nv_bfloat16>) {
+    return 0x7f80u;
+  } else if constexpr (std::is_same_v<Key, float>) {
+    return 0x7f800000u;
+  } else {
+    return 0x7ff0000000000000ull;
+  }
+}
+
+// The image of a key with a native one, ascending or descending.
+template <typename Key, bool Descending>
+struct radix_native_image {
+  using bits_type = typename unsigned_bits<sizeof(Key)>::type;
+  static constexpr bits_type sign = bits_type(bits_type(1) << (8 * sizeof(Key) - 1));
+
+  TILESORT_HD bits_type operator()(const Key& key) const {
+    bits_type b;
+    std::memcpy(&b, &key, sizeof b);
+    if constexpr (radix_native_float<Key>) {
+      const bits_type magnitude = bits_type(b & bits_type(~sign));
+      if (magnitude > float_infinity_bits<Key>()) return bits_type(~bits_type(0));  // NaN: last
+      const bits_type up = magnitude == 0 ? sign : (b & sign) ? bits_type(~b) : bits_type(b | sign);
+      return Descending ? bits_type(~up) : up;
+    } else {
+      const bits_type up = std::is_signed_v<Key> ? bits_type(b ^ sign) : b;
+      return Descending ? bits_type(~up) : up;
+    }
+  }
+};
+
+// The image of a user key: its bits_order functor.
+template <typename Key, typename Bits>
+struct radix_user_image {
+  using bits_type = std::remove_cv_t<std::remove_reference_t<decltype(std::declval<const Bits&>()(std::declval<const Key&>()))>>;
+  static_assert(std::is_unsigned_v<bits_type> && !std::is_same_v<bits_type, bool> && sizeof(bits_type) <= 8,
+                "a bits_order functor returns an unsigned integer of 8 to 64 bits");
+  Bits bits;
+  TILESORT_HD bits_type operator()(const Key& key) const { return bits(key); }
+};
+
+// Digit `pass` (RadixBits wide, least significant first) of an image.
+template <int RadixBits, typename Bits>
+TILESORT_HD unsigned radix_digit(Bits image, int pass) {
+  return static_cast<unsigned>((image >> (pass * RadixBits)) & ((1u << RadixBits) - 1u));
+}
+
+}  // namespace tilesort::detail

@@ -1,0 +1,191 @@
+// detail/radix_sort_plan.cuh — the radix sort's arithmetic, tested on the
+// host: the temp-storage layout, the schedule of digit passes (which are
+// skipped, where each reads and writes), and the look-back words.
+//
+// Schedule. The histogram kernel counts every digit of every key; a digit
+// whose keys all share one value (one bin holds all n) moves nothing, so its
+// pass is skipped. With E passes left, they ping-pong between the output and
+// the alternate buffer so that the last one writes the output:
+//   out of place: pass j writes the output if E - 1 - j is even, else the
+//                 alternate; pass 0 reads the input.
+//   in place:     pass 0 must not write the buffer it reads, so pass j
+//                 writes the alternate if j is even, else the output; an odd
+//                 E ends in the alternate and a copy follows.
+// E == 0: the keys are in order already (all images equal): a copy, or
+// nothing in place. The schedule is made on the device (no host
+// synchronisation) by radix_schedule_passes, the same function the host
+// tests call.
+//
+// Look-back. Each digit pass ranks tiles in the order blocks take them and
+// finds, per digit, how many keys of earlier tiles share it: decoupled
+// look-back over one 64-bit word per (tile, digit): a 40-bit count, a flag
+// (the tile's own count, or the inclusive count of it and every earlier
+// tile), the pass's parity and the tile's ring cycle. The words live in a
+// ring of `ring_tiles` tiles (reused by tile t + ring_tiles once every tile
+// that may still read them is done), so temp storage stays small at any n:
+// a tile looks back at most `window` tiles (at the window's end it waits for
+// an inclusive count), and tile t writes its slot only once tiles
+// [t - ring, t - ring + window] are done. The parity and cycle tell a word
+// of this pass and tile from what an earlier pass or tile left there.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "config.cuh"
+#include "error.cuh"
+
+namespace tilesort::detail {
+
+inline constexpr int radix_max_passes = 8;  // 64-bit images, 8-bit digits
+inline constexpr int radix_bins = 256;      // 8-bit digits
+
+// Where a pass reads or writes (radix_none: no copy is needed).
+enum radix_buffer : int { radix_none = 0, radix_input = 1, radix_output = 2, radix_alternate = 3 };
+
+struct radix_pass {
+  int executed;     // 0: skipped (the digit is the same in every key)
+  int source;       // radix_buffer
+  int destination;  // radix_buffer
+  int first;        // the first executed pass (reads the input; makes generated values)
+  int last;         // the last executed pass (writes the final values)
+  int parity;       // executed-pass index mod 2 (look-back words of this pass)
+};
+
+struct radix_schedule {
+  radix_pass pass[radix_max_passes];
+  int executed;          // passes that move keys
+  int copy_source;       // after the passes: copy this buffer to the output (radix_none: no copy)
+  int copy_after_last;   // the copy must wait for the last launched pass (it executed)
+};
+
+// The schedule of `passes` digit passes, `varies[p]` false where digit p is
+// the same in every key. `in_place`: the output (keys or values) is the input.
+TILESORT_HD void radix_schedule_passes(const bool* varies, int passes, bool in_place, radix_schedule& s) {
+  int executed = 0;
+  for (int p = 0; p < passes; ++p) executed += varies[p] ? 1 : 0;
+  s.executed = executed;
+  int j = 0, previous = radix_input;
+  for (int p = 0; p < radix_max_passes; ++p) {
+    radix_pass& pass = s.pass[p];
+    pass = radix_pass{0, radix_none, radix_none, 0, 0, 0};
+    if (p >= passes || !varies[p]) continue;
+    const bool to_output = in_place ? (j % 2 == 1) : ((executed - 1 - j) % 2 == 0);
+    pass.executed = 1;
+    pass.source = previous;
+    pass.destination = to_output ? radix_output : radix_alternate;
+    pass.first = j == 0 ? 1 : 0;
+    pass.last = j == executed - 1 ? 1 : 0;
+    pass.parity = j % 2;
+    previous = pass.destination;
+    ++j;
+  }
+  // Where the sorted keys are after the passes, when that is not the output.
+  if (executed == 0) {
+    s.copy_source = radix_input;  // the copy kernel skips what is already in place
+  } else {
+    s.copy_source = previous == radix_output ? radix_none : previous;
+  }
+  s.copy_after_last = s.copy_source != radix_none && passes > 0 && varies[passes - 1] ? 1 : 0;
+}
+
+// The look-back word of one (tile, digit).
+struct radix_lookback {
+  static constexpr int count_bits = 40;
+  static constexpr unsigned long long count_mask = (1ull << count_bits) - 1;
+  static constexpr unsigned long long flag_aggregate = 1ull << count_bits;  // the tile's own count
+  static constexpr unsigned long long flag_inclusive = 2ull << count_bits;  // this and every earlier tile
+  static constexpr unsigned long long flag_mask = 3ull << count_bits;
+  static constexpr int tag_shift = count_bits + 2;  // parity, then the ring cycle (21 bits)
+  static constexpr unsigned long long cycle_mask = (1ull << 21) - 1;
+
+  // The tag of tile `tile` in a ring of `ring_tiles` during a pass of `parity`.
+  TILESORT_HD static unsigned long long tag(std::int64_t tile, int ring_tiles, int parity) {
+    const unsigned long long cycle = static_cast<unsigned long long>(tile / ring_tiles) & cycle_mask;
+    return ((cycle << 1) | static_cast<unsigned long long>(parity)) << tag_shift;
+  }
+  TILESORT_HD static unsigned long long word(unsigned long long tag, unsigned long long flag,
+                                             unsigned long long count) {
+    return tag | flag | (count & count_mask);
+  }
+  // The word holds a count of the tile `tag` names (not an older tile's).
+  TILESORT_HD static bool is_for(unsigned long long word, unsigned long long tag) {
+    return (word >> tag_shift) == (tag >> tag_shift) && (word & flag_mask) != 0;
+  }
+  TILESORT_HD static bool is_inclusive(unsigned long long word) { return (word & flag_mask) == flag_inclusive; }
+  TILESORT_HD static unsigned long long count(unsigned long long word) { return word & count_mask; }
+
+  // The done word tile `tile` leaves in its ring slot once it has looked
+  // back (never 0, the value the ring starts with).
+  TILESORT_HD static unsigned done(std::int64_t tile, int ring_tiles, int parity) {
+    return static_cast<unsigned>(((tile / ring_tiles) << 1 | parity) + 1);
+  }
+};
+
+// Keys past this many would overflow a look-back count.
+inline constexpr std::int64_t radix_max_keys = std::int64_t(radix_lookback::count_mask);
+
+// The first tile whose slot must be done before tile `tile` writes its own
+// (its slot's previous user and those that may still read that user's
+// words); empty when the ring has not wrapped.
+TILESORT_HD std::int64_t radix_ring_wait_first(std::int64_t tile, int ring_tiles) { return tile - ring_tiles; }
+TILESORT_HD std::int64_t radix_ring_wait_last(std::int64_t tile, int ring_tiles, int window) {
+  return tile - ring_tiles + window;
+}
+
+// The shape the plan works from (the policy's numbers).
+struct radix_sort_shape {
+  int tile_items;   // keys per onesweep tile
+  int ring_tiles;   // look-back ring length in tiles (at least 2 x window)
+  int window;       // look-back window in tiles
+  int passes;       // digit passes of the key image
+};
+
+// Temp storage: the alternate keys and values, the control block (the
+// digit counts, the schedule, tile counters) and the look-back ring; what
+// the sort zeroes before it starts is [zero_offset, zero_offset + zero_bytes).
+struct radix_sort_plan {
+  std::int64_t n = 0;
+  std::int64_t tiles = 0;
+  int ring_tiles = 0;  // slots in the ring (at most the shape's, at most tiles)
+  int passes = 0;
+  std::size_t keys_offset = 0, values_offset = 0;
+  std::size_t control_offset = 0, ring_offset = 0, done_offset = 0;
+  std::size_t zero_offset = 0, zero_bytes = 0;
+  std::size_t total_bytes = 0;
+};
+
+// The control block of one sort (zeroed before the histogram).
+struct radix_control {
+  unsigned long long digit_start[radix_max_passes][radix_bins];  // counts, then exclusive starts
+  radix_schedule schedule;
+  unsigned tiles_taken[radix_max_passes];
+  unsigned histogram_blocks_done;
+};
+
+// The plan for n keys of key_bytes with value_bytes values (0: keys alone).
+inline radix_sort_plan make_radix_sort_plan(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes,
+                                            const radix_sort_shape& shape) {
+  radix_sort_plan plan;
+  plan.n = n;
+  plan.passes = shape.passes;
+  plan.tiles = n > 0 ? ceil_div(n, shape.tile_items) : 0;
+  plan.ring_tiles = static_cast<int>(plan.tiles < shape.ring_tiles ? plan.tiles : shape.ring_tiles);
+  std::size_t offset = 0;
+  const auto take = [&](std::size_t bytes) {
+    const std::size_t at = offset;
+    offset += align_temp(bytes);
+    return at;
+  };
+  plan.keys_offset = take(static_cast<std::size_t>(n) * key_bytes);
+  plan.values_offset = take(static_cast<std::size_t>(n) * value_bytes);
+  plan.control_offset = take(sizeof(radix_control));
+  plan.ring_offset = take(static_cast<std::size_t>(plan.ring_tiles) * radix_bins * sizeof(unsigned long long));
+  plan.done_offset = take(static_cast<std::size_t>(plan.ring_tiles) * sizeof(unsigned));
+  plan.zero_offset = plan.control_offset;
+  plan.zero_bytes = offset - plan.control_offset;
+  plan.total_bytes = offset;
+  return plan;
+}
+
+}  // namespace tilesort::detail

@@ -1,0 +1,104 @@
+// device/radix_sort/histogram.cuh — the radix sort's first kernel: one read
+// of every key counts all of its digits at once (one bin array per digit
+// pass), then the last block to finish turns the counts into each digit's
+// starting positions and makes the schedule (detail/radix_sort_plan.cuh:
+// which passes run, where each reads and writes).
+//
+// Blocks take histogram_threads x histogram_items keys per step (consecutive
+// threads read consecutive keys) over a grid of about histogram_blocks_per_sm
+// blocks per SM; counts go to shared memory, then once per block to the
+// control block's 64-bit counters. A thread adds a run of equal digits with
+// one shared atomic, so keys that repeat (all equal, sorted high digits)
+// do not pile up on one counter.
+#pragma once
+
+#include <cuda/atomic>
+
+#include <cstdint>
+
+#include "../../block/block_scan.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/dependent_launch.cuh"
+#include "../../detail/radix_order.cuh"
+#include "../../detail/radix_sort_plan.cuh"
+
+namespace tilesort::detail {
+
+// Counts every digit of keys[0, n) into control->digit_start, then (last
+// block) the exclusive starts and the schedule. It returns at once when
+// the front door's probe chose another sort (`skip_unless_zero`): the
+// zeroed schedule then runs nothing.
+template <typename Policy, int Passes, typename Key, typename Image>
+__global__ void __launch_bounds__(Policy::histogram_threads)
+    radix_histogram_kernel(const Key* keys, std::int64_t n, Image image, radix_control* control, bool in_place,
+                           const unsigned* skip_unless_zero) {
+  constexpr int threads = Policy::histogram_threads, items = Policy::histogram_items, bins = Policy::bins;
+  static_assert(threads == bins, "the last block scans a digit's bins with a thread each");
+  __shared__ unsigned counts[Passes][bins];
+  __shared__ std::int64_t warp_sums[threads / 32 + 1];
+  __shared__ bool varies[radix_max_passes];
+  __shared__ bool last_block;
+  allow_next_kernel();
+  if (skip_requested(skip_unless_zero)) return;
+  const int t = static_cast<int>(threadIdx.x);
+  for (int i = t; i < Passes * bins; i += threads) (&counts[0][0])[i] = 0;
+  __syncthreads();
+
+  // Runs of equal digits per pass, added when the digit changes.
+  unsigned run_digit[Passes], run_length[Passes];
+  TILESORT_UNROLL
+  for (int p = 0; p < Passes; ++p) run_digit[p] = run_length[p] = 0;
+  constexpr std::int64_t step = std::int64_t(threads) * items;
+  for (std::int64_t base = std::int64_t(blockIdx.x) * step; base < n; base += std::int64_t(gridDim.x) * step) {
+    Key block_keys[items];
+    TILESORT_UNROLL
+    for (int i = 0; i < items; ++i) {
+      const std::int64_t at = base + i * threads + t;
+      if (at < n) block_keys[i] = keys[at];
+    }
+    TILESORT_UNROLL
+    for (int i = 0; i < items; ++i) {
+      if (base + i * threads + t >= n) break;
+      const auto bits = image(block_keys[i]);
+      TILESORT_UNROLL
+      for (int p = 0; p < Passes; ++p) {
+        const unsigned digit = radix_digit<Policy::radix_bits>(bits, p);
+        if (digit != run_digit[p] && run_length[p] != 0) {
+          atomicAdd(&counts[p][run_digit[p]], run_length[p]);
+          run_length[p] = 0;
+        }
+        run_digit[p] = digit;
+        ++run_length[p];
+      }
+    }
+  }
+  TILESORT_UNROLL
+  for (int p = 0; p < Passes; ++p)
+    if (run_length[p] != 0) atomicAdd(&counts[p][run_digit[p]], run_length[p]);
+  __syncthreads();
+  for (int i = t; i < Passes * bins; i += threads) {
+    const unsigned c = (&counts[0][0])[i];
+    if (c != 0) atomicAdd(&control->digit_start[i / bins][i % bins], static_cast<unsigned long long>(c));
+  }
+
+  // The last block: exclusive starts per digit, and the schedule.
+  __threadfence();
+  __syncthreads();
+  if (t == 0) last_block = atomicAdd(&control->histogram_blocks_done, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last_block) return;
+  __threadfence();
+  for (int p = 0; p < Passes; ++p) {
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> bin(control->digit_start[p][t]);
+    const std::int64_t count = static_cast<std::int64_t>(bin.load(cuda::memory_order_relaxed));
+    const bool constant = __syncthreads_or(count == n) != 0;
+    std::int64_t total = 0;
+    const std::int64_t start = block_exclusive_sum<threads>(count, warp_sums, total);
+    bin.store(static_cast<unsigned long long>(start), cuda::memory_order_relaxed);
+    if (t == 0) varies[p] = !constant;
+  }
+  __syncthreads();
+  if (t == 0) radix_schedule_passes(varies, Passes, in_place, control->schedule);
+}
+
+}  // namespace tilesort::detail

@@ -1,0 +1,307 @@
+// device/radix_sort/onesweep.cuh — one digit pass of the radix sort: every
+// key (and value) is read once and written once, to its place by that digit
+// (Onesweep: the global digit starts come from the histogram; each tile's
+// offsets within a digit from decoupled look-back over earlier tiles).
+//
+// A persistent grid takes tiles in order from a counter. Per tile:
+//   1. wait until the look-back ring slot may be reused (rarely waits);
+//   2. load threads x items keys, warp-striped (lane l of warp w holds keys
+//      w x 32 x items + i x 32 + l: coalesced, and a warp's keys in order);
+//   3. rank: per item, the lanes with the same digit (warp_peers) take
+//      consecutive places from the warp's count of that digit (one shared
+//      atomic by the lowest such lane): stable within the warp;
+//   4. per digit (a thread each): the warps' exclusive sums and the tile's
+//      count; publish the count, look back for the earlier tiles' count
+//      (at most `window` tiles back), publish the inclusive count;
+//   5. stage the keys in shared memory in digit order, then write them with
+//      consecutive threads at consecutive positions (a digit's keys of the
+//      tile are one run in the output); values follow through the same
+//      places.
+// Skipped passes (the digit is the same in every key) return at once; the
+// last launched pass copies the keys to the output when the schedule ends
+// elsewhere and no later kernel will (radix_copy_out).
+#pragma once
+
+#include <cuda/atomic>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../../block/block_scan.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/dependent_launch.cuh"
+#include "../../detail/radix_order.cuh"
+#include "../../detail/radix_sort_plan.cuh"
+#include "../../thread/thread_sort.cuh"
+#include "../../warp/warp_peers.cuh"
+
+namespace tilesort::detail {
+
+// The buffers of one radix sort. Values are Value while the passes move
+// them and OutValue in values_out at the end (the same type, except for
+// the index sorts that carry 4-byte positions and store 8-byte indices);
+// values_in null: the values are the keys' input positions, made by the
+// first pass. Between passes values_out holds Value entries.
+template <typename Key, typename Value, typename OutValue>
+struct radix_buffers {
+  static constexpr bool pairs = !std::is_same_v<Value, no_value>;
+  const Key* keys_in;
+  Key* keys_out;
+  Key* keys_alternate;
+  const Value* values_in;
+  OutValue* values_out;
+  Value* values_alternate;
+  std::int64_t n;
+
+  TILESORT_DEVICE const Key* keys_from(int buffer) const {
+    return buffer == radix_input ? keys_in : buffer == radix_output ? keys_out : keys_alternate;
+  }
+  TILESORT_DEVICE Key* keys_to(int buffer) const { return buffer == radix_output ? keys_out : keys_alternate; }
+  TILESORT_DEVICE const Value* values_from(int buffer) const {
+    return buffer == radix_input    ? values_in
+           : buffer == radix_output ? reinterpret_cast<const Value*>(values_out)
+                                    : values_alternate;
+  }
+  TILESORT_DEVICE Value* values_to(int buffer) const {
+    return buffer == radix_output ? reinterpret_cast<Value*>(values_out) : values_alternate;
+  }
+  // The value of input position i.
+  TILESORT_DEVICE Value generated(std::int64_t i) const {
+    if constexpr (std::is_integral_v<Value>) {
+      return static_cast<Value>(i);
+    } else {
+      return Value{};
+    }
+  }
+};
+
+// Copies the sorted keys from `source` to the output (and the values, or
+// makes them: positions), grid-stride over the calling grid; what is already
+// in place is left alone.
+template <typename Key, typename Value, typename OutValue>
+TILESORT_DEVICE void radix_copy_out(const radix_buffers<Key, Value, OutValue>& b, int source) {
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  const std::int64_t first = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const Key* keys = b.keys_from(source);
+  if (keys != b.keys_out)
+    for (std::int64_t i = first; i < b.n; i += stride) b.keys_out[i] = keys[i];
+  if constexpr (radix_buffers<Key, Value, OutValue>::pairs) {
+    const Value* values = b.values_from(source);
+    if (values == nullptr) {
+      for (std::int64_t i = first; i < b.n; i += stride) b.values_out[i] = static_cast<OutValue>(b.generated(i));
+    } else if (static_cast<const void*>(values) != static_cast<const void*>(b.values_out)) {
+      for (std::int64_t i = first; i < b.n; i += stride) b.values_out[i] = static_cast<OutValue>(values[i]);
+    }
+  }
+}
+
+// Shared memory of a onesweep block: the warps' digit counts, then (reusing
+// the bytes) the staged keys and values; per digit the tile's start and the
+// output position of its first key.
+template <typename Policy, typename Key, typename Value>
+struct radix_onesweep_storage {
+  static constexpr int warps = Policy::threads / 32;
+  static constexpr std::size_t count_bytes = sizeof(unsigned) * warps * Policy::bins;
+  static constexpr std::size_t value_bytes = std::is_same_v<Value, no_value> ? 0 : sizeof(Value);
+  static constexpr std::size_t key_stage_bytes = (std::size_t(Policy::tile_items) * sizeof(Key) + 15) / 16 * 16;
+  static constexpr std::size_t stage_bytes = key_stage_bytes + std::size_t(Policy::tile_items) * value_bytes;
+  static constexpr std::size_t union_bytes = count_bytes > stage_bytes ? count_bytes : stage_bytes;
+
+  alignas(16) unsigned char staging[union_bytes];
+  std::int64_t output_base[Policy::bins];  // output position of the digit's tile-local position 0
+  unsigned tile_start[Policy::bins];       // the digit's first tile-local position
+  std::int64_t warp_sums[warps + 1];
+  std::int64_t tile;
+
+  TILESORT_DEVICE unsigned* counts(int warp) { return reinterpret_cast<unsigned*>(staging) + warp * Policy::bins; }
+  TILESORT_DEVICE Key* keys() { return reinterpret_cast<Key*>(staging); }
+  TILESORT_DEVICE Value* values() { return reinterpret_cast<Value*>(staging + key_stage_bytes); }
+};
+
+// Ranks a warp's keys by digit: rank[i] = the places item i's digit took
+// before it in this warp. Items past the input (`Partial` tiles: at or past
+// `valid`) take none: their label is Bins, one more label bit.
+template <int RadixBits, int Items, int Bins, bool Partial, typename Key, typename Image>
+TILESORT_DEVICE void radix_rank_warp(const Key (&keys)[Items], const Image& image, int pass, int first, int valid,
+                                     unsigned* counts, int (&rank)[Items]) {
+  constexpr int bits = RadixBits + (Partial ? 1 : 0);
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned below = (1u << lane) - 1u;
+  TILESORT_UNROLL
+  for (int i = 0; i < Items; ++i) {
+    const bool live = !Partial || first + i * 32 < valid;
+    const unsigned digit = live ? radix_digit<RadixBits>(image(keys[i]), pass) : unsigned(Bins);
+    const unsigned peers = warp_peers(static_cast<int>(digit), bits);
+    const int leader = __ffs(peers) - 1;
+    unsigned before = 0;
+    if (lane == unsigned(leader) && live) before = atomicAdd(&counts[digit], __popc(peers));
+    before = __shfl_sync(0xffffffffu, before, leader);
+    rank[i] = static_cast<int>(before) + __popc(peers & below);
+  }
+}
+
+// One digit pass (see the top of this file). `pass` is the digit; the
+// schedule says whether it runs and where it reads and writes.
+template <typename Policy, typename Key, typename Value, typename OutValue, typename Image>
+__global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
+    radix_onesweep_kernel(radix_buffers<Key, Value, OutValue> buffers, Image image, radix_control* control,
+                          unsigned long long* ring, unsigned* done, int pass, int ring_tiles, std::int64_t tiles,
+                          bool last_launch) {
+  constexpr int threads = Policy::threads, items = Policy::items, bins = Policy::bins;
+  constexpr int tile_items = Policy::tile_items, window = Policy::window;
+  constexpr bool pairs = radix_buffers<Key, Value, OutValue>::pairs;
+  using storage_type = radix_onesweep_storage<Policy, Key, Value>;
+  extern __shared__ unsigned char radix_smem[];
+  auto& s = *reinterpret_cast<storage_type*>(radix_smem);
+  wait_for_previous_kernel();
+  allow_next_kernel();
+  const radix_pass plan = control->schedule.pass[pass];
+  if (!plan.executed) {
+    const int copy_source = control->schedule.copy_source;
+    if (last_launch && copy_source != radix_none && !control->schedule.copy_after_last)
+      radix_copy_out(buffers, copy_source);
+    return;
+  }
+  const int t = static_cast<int>(threadIdx.x), lane = t % 32, warp = t / 32;
+  const std::int64_t n = buffers.n;
+  const Key* keys_src = buffers.keys_from(plan.source);
+  Key* keys_dst = buffers.keys_to(plan.destination);
+  const std::int64_t* digit_start = reinterpret_cast<const std::int64_t*>(control->digit_start[pass]);
+
+  for (;;) {
+    if (t == 0) s.tile = atomicAdd(&control->tiles_taken[pass], 1u);
+    __syncthreads();  // the tile number; and the previous tile's shared memory is free
+    const std::int64_t tile = s.tile;
+    if (tile >= tiles) break;
+    const int slot = static_cast<int>(tile % ring_tiles);
+    const unsigned long long tag = radix_lookback::tag(tile, ring_tiles, plan.parity);
+
+    // 1. The ring slot's earlier users and their readers are done (only
+    // once the ring wraps).
+    const std::int64_t wait_last = tiles > ring_tiles ? radix_ring_wait_last(tile, ring_tiles, window) : -1;
+    for (std::int64_t w = radix_ring_wait_first(tile, ring_tiles) + t; w <= wait_last; w += threads) {
+      if (w < 0) continue;
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> word(done[w % ring_tiles]);
+      const unsigned expected = radix_lookback::done(w, ring_tiles, plan.parity);
+      while (word.load(cuda::memory_order_acquire) != expected) {
+      }
+    }
+    for (int i = t; i < storage_type::warps * bins; i += threads) s.counts(0)[i] = 0;
+
+    // 2. Load (a warp's keys: first + i x 32, i < items).
+    const std::int64_t tile_base = tile * tile_items;
+    const int valid = static_cast<int>(n - tile_base < tile_items ? n - tile_base : tile_items);
+    const int first = warp * 32 * items + lane;
+    Key keys[items];
+    TILESORT_UNROLL
+    for (int i = 0; i < items; ++i)
+      if (first + i * 32 < valid) keys[i] = keys_src[tile_base + first + i * 32];
+    __syncthreads();  // counts zeroed
+
+    // 3. Rank within the warp.
+    int rank[items];
+    if (valid == tile_items) {
+      radix_rank_warp<Policy::radix_bits, items, bins, false>(keys, image, pass, first, valid, s.counts(warp), rank);
+    } else {
+      radix_rank_warp<Policy::radix_bits, items, bins, true>(keys, image, pass, first, valid, s.counts(warp), rank);
+    }
+    __syncthreads();
+
+    // 4. Per digit: the warps' exclusive sums, the tile's count, look-back.
+    std::int64_t count = 0;
+    if (t < bins) {
+      unsigned running = 0;
+      for (int w = 0; w < storage_type::warps; ++w) {
+        const unsigned c = s.counts(w)[t];
+        s.counts(w)[t] = running;
+        running += c;
+      }
+      count = running;
+      cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> mine(ring[std::size_t(slot) * bins + t]);
+      mine.store(radix_lookback::word(tag, tile == 0 ? radix_lookback::flag_inclusive : radix_lookback::flag_aggregate,
+                                      static_cast<unsigned long long>(count)),
+                 cuda::memory_order_relaxed);
+    }
+    std::int64_t tile_total = 0;
+    const std::int64_t start = block_exclusive_sum<threads>(count, s.warp_sums, tile_total);
+    if (t < bins) {
+      unsigned long long before = 0;
+      for (std::int64_t w = tile - 1; w >= 0; --w) {
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> theirs(
+            ring[std::size_t(w % ring_tiles) * bins + t]);
+        const unsigned long long their_tag = radix_lookback::tag(w, ring_tiles, plan.parity);
+        const bool need_inclusive = tile - w >= window;
+        unsigned long long word;
+        do {
+          word = theirs.load(cuda::memory_order_relaxed);
+        } while (!radix_lookback::is_for(word, their_tag) || (need_inclusive && !radix_lookback::is_inclusive(word)));
+        before += radix_lookback::count(word);
+        if (radix_lookback::is_inclusive(word)) break;
+      }
+      if (tile != 0) {
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> mine(ring[std::size_t(slot) * bins + t]);
+        mine.store(
+            radix_lookback::word(tag, radix_lookback::flag_inclusive, before + static_cast<unsigned long long>(count)),
+            cuda::memory_order_relaxed);
+      }
+      s.output_base[t] = digit_start[t] + static_cast<std::int64_t>(before) - start;
+      s.tile_start[t] = static_cast<unsigned>(start);
+    }
+    __syncthreads();  // every digit looked back; the warps' sums are in place
+    if (t == 0) {
+      cuda::atomic_ref<unsigned, cuda::thread_scope_device> mine(done[slot]);
+      mine.store(radix_lookback::done(tile, ring_tiles, plan.parity), cuda::memory_order_release);
+    }
+
+    // 5. Places in the tile; keys (and values) staged there, then written
+    // with consecutive threads at consecutive places.
+    TILESORT_UNROLL
+    for (int i = 0; i < items; ++i) {
+      if (first + i * 32 < valid) {
+        const unsigned digit = radix_digit<Policy::radix_bits>(image(keys[i]), pass);
+        rank[i] += static_cast<int>(s.tile_start[digit] + s.counts(warp)[digit]);
+      }
+    }
+    __syncthreads();  // the counts are read: their bytes take the staged items
+    TILESORT_UNROLL
+    for (int i = 0; i < items; ++i)
+      if (first + i * 32 < valid) s.keys()[rank[i]] = keys[i];
+    if constexpr (pairs) {
+      const Value* values_src = buffers.values_from(plan.source);
+      TILESORT_UNROLL
+      for (int i = 0; i < items; ++i) {
+        const std::int64_t at = tile_base + first + i * 32;
+        if (first + i * 32 < valid) s.values()[rank[i]] = values_src != nullptr ? values_src[at] : buffers.generated(at);
+      }
+    }
+    __syncthreads();
+    Value* values_dst = nullptr;
+    if constexpr (pairs) values_dst = buffers.values_to(plan.destination);
+    TILESORT_UNROLL
+    for (int j = 0; j < items; ++j) {
+      const int k = j * threads + t;
+      if (k < valid) {
+        const Key key = s.keys()[k];
+        const std::int64_t to = s.output_base[radix_digit<Policy::radix_bits>(image(key), pass)] + k;
+        keys_dst[to] = key;
+        if constexpr (pairs) {
+          if (plan.last) {
+            buffers.values_out[to] = static_cast<OutValue>(s.values()[k]);
+          } else {
+            values_dst[to] = s.values()[k];
+          }
+        }
+      }
+    }
+  }
+}
+
+// In-place sorts whose passes end in the alternate buffer after the last
+// launched pass ran: the copy to the output.
+template <typename Key, typename Value, typename OutValue>
+__global__ void radix_finish_kernel(radix_buffers<Key, Value, OutValue> buffers, const radix_control* control) {
+  wait_for_previous_kernel();
+  if (control->schedule.copy_after_last) radix_copy_out(buffers, control->schedule.copy_source);
+}
+
+}  // namespace tilesort::detail

@@ -1,0 +1,60 @@
+// device/radix_sort/policy.cuh — tuning of radix_sort_keys / radix_sort_pairs:
+// one struct per key and value size. Measurements: docs/tuning/radix_sort.md.
+#pragma once
+
+#include <cstddef>
+
+#include "../../detail/radix_sort_plan.cuh"
+
+namespace tilesort {
+
+/// Tuning of the radix sort for keys of KeyBytes bytes (their image's width)
+/// and values of ValueBytes bytes (0: keys alone). A onesweep tile is
+/// `threads` x `items` keys, staged in shared memory (so items shrink as
+/// the items widen); the histogram reads histogram_threads x
+/// histogram_items keys per step.
+///
+/// @code
+/// using policy = tilesort::radix_sort_policy<4, 0>;
+/// static_assert(policy::tile_items == policy::threads * policy::items);
+/// @endcode
+template <std::size_t KeyBytes, std::size_t ValueBytes>
+struct radix_sort_policy {
+  /// Bits per digit (one pass per digit) and the bins of a digit.
+  static constexpr int radix_bits = 8;
+  /// @copydoc radix_bits
+  static constexpr int bins = 1 << radix_bits;
+  /// Widest item the onesweep tile stages in shared memory.
+  static constexpr std::size_t staged_bytes = KeyBytes > ValueBytes ? KeyBytes : ValueBytes;  // widest item
+  /// Onesweep blocks: threads and keys per thread.
+  static constexpr int threads = KeyBytes <= 2 && ValueBytes == 0 ? 512 : 384;
+  /// @copydoc threads
+  static constexpr int items = ValueBytes == 0  ? (KeyBytes <= 4 ? 19 : 24)
+                               : staged_bytes <= 8 ? (KeyBytes <= 4 ? 17 : 20)
+                               : staged_bytes <= 16 ? 10
+                               : staged_bytes <= 32 ? 5
+                                                    : 2;
+  /// Keys per onesweep tile.
+  static constexpr int tile_items = threads * items;
+  /// Onesweep blocks per SM the registers must allow.
+  static constexpr int blocks_per_sm = KeyBytes <= 4 && staged_bytes <= 4 ? 2 : 1;
+  /// Histogram blocks: threads and keys per thread per step; at most
+  /// histogram_blocks_per_sm blocks per SM.
+  static constexpr int histogram_threads = 256;
+  /// @copydoc histogram_threads
+  static constexpr int histogram_items = KeyBytes <= 4 ? 16 : 8;
+  /// @copydoc histogram_threads
+  static constexpr int histogram_blocks_per_sm = 4;
+  /// Look-back: a ring of ring_tiles tiles' words, each tile looking back
+  /// at most window tiles (more than the tiles in flight: blocks of a
+  /// whole GPU).
+  static constexpr int ring_tiles = 1024;
+  /// @copydoc ring_tiles
+  static constexpr int window = 512;
+
+  static_assert(radix_bits == 8 && bins == detail::radix_bins, "8-bit digits: the control block's bins");
+  static_assert(threads % 32 == 0 && threads >= bins, "whole warps, a thread per bin");
+  static_assert(ring_tiles >= 2 * window, "a ring slot is reused only after its readers are done");
+};
+
+}  // namespace tilesort

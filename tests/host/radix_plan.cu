@@ -1,0 +1,355 @@
+// Host tests for detail/radix_order.cuh and detail/radix_sort_plan.cuh: the
+// key images order exactly like tilesort::less / greater (every 16-bit
+// pattern, random and special 32- and 64-bit ones), the pass schedule (every
+// pattern of skipped digits, in place and copy), the look-back words, the
+// temp layout, and a simulation of the whole sort from the schedule alone
+// (histogram, skipped passes, stable per-digit scatters tile by tile,
+// ping-pong buffers, the final copy) checked against std::stable_sort.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <tilesort/comparators.cuh>
+#include <tilesort/detail/radix_order.cuh>
+#include <tilesort/detail/radix_sort_plan.cuh>
+#include <tilesort/device/radix_sort/policy.cuh>
+
+#include "common/test_util.cuh"
+
+namespace {
+
+using namespace tilesort::detail;
+using tilesort_test::fresh_seed;
+
+template <typename Key>
+Key from_bits(std::uint64_t bits) {
+  Key k;
+  std::memcpy(&k, &bits, sizeof k);
+  return k;
+}
+template <typename Key>
+std::uint64_t to_bits(const Key& k) {
+  std::uint64_t b = 0;
+  std::memcpy(&b, &k, sizeof k);
+  return b;
+}
+
+// Sorting by image, stably, is the comparator's stable sort: checked on
+// neighbours in image order (both orders are transitive): never a descent,
+// and a strict step in the image exactly where the comparator sees one.
+template <typename Key, typename Compare, bool Descending>
+void expect_image_orders(std::vector<Key> keys, Compare comp) {
+  const radix_native_image<Key, Descending> image;
+  std::stable_sort(keys.begin(), keys.end(), [&](const Key& a, const Key& b) { return image(a) < image(b); });
+  for (std::size_t i = 0; i + 1 < keys.size(); ++i) {
+    const Key a = keys[i], b = keys[i + 1];
+    ASSERT_FALSE(comp(b, a)) << "bits " << std::hex << to_bits(a) << " then " << to_bits(b);
+    ASSERT_EQ(image(a) < image(b), comp(a, b)) << "bits " << std::hex << to_bits(a) << " and " << to_bits(b);
+  }
+  // And the image sort equals the comparator's stable sort, bit for bit.
+  std::vector<Key> by_comp = keys;
+  std::stable_sort(by_comp.begin(), by_comp.end(), comp);
+  for (std::size_t i = 0; i < keys.size(); ++i) ASSERT_EQ(to_bits(keys[i]), to_bits(by_comp[i])) << i;
+}
+
+template <typename Key>
+std::vector<Key> all_patterns_16() {
+  std::vector<Key> keys;
+  for (std::uint64_t b = 0; b < 65536; ++b) keys.push_back(from_bits<Key>(b));
+  return keys;
+}
+
+template <typename Key>
+class RadixImage16 : public ::testing::Test {};
+using keys_16 = ::testing::Types<__half, __nv_bfloat16, std::int16_t, std::uint16_t>;
+TYPED_TEST_SUITE(RadixImage16, keys_16);
+
+TYPED_TEST(RadixImage16, EveryPatternOrdersLikeTheComparator) {
+  expect_image_orders<TypeParam, tilesort::less, false>(all_patterns_16<TypeParam>(), tilesort::less{});
+  expect_image_orders<TypeParam, tilesort::greater, true>(all_patterns_16<TypeParam>(), tilesort::greater{});
+}
+
+// Random patterns with the special values mixed in: every NaN payload and
+// sign, +-0, +-inf, denormals, the extremes.
+template <typename Key>
+std::vector<Key> wide_patterns(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Key> keys;
+  const int bits = 8 * sizeof(Key);
+  const std::uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+  const std::uint64_t sign = 1ull << (bits - 1);
+  const std::uint64_t exponent = sizeof(Key) == 4 ? 0x7f800000ull : 0x7ff0000000000000ull;
+  const std::uint64_t specials[] = {0, sign, exponent, exponent | sign, exponent | 1, exponent | sign | 1,
+                                    exponent | (exponent >> 1 & ~exponent), 1, sign | 1, mask, mask >> 1, sign - 1};
+  for (int r = 0; r < 4; ++r)
+    for (std::uint64_t s : specials) keys.push_back(from_bits<Key>(s & mask));
+  for (int i = 0; i < 200000; ++i) {
+    std::uint64_t b = rng() & mask;
+    if (i % 5 == 0) b = (b & ~exponent) | exponent;  // NaN or inf
+    if (i % 7 == 0) b &= sign | (exponent >> 4);     // small: denormals and zeros
+    keys.push_back(from_bits<Key>(b));
+  }
+  return keys;
+}
+
+template <typename Key>
+class RadixImageWide : public ::testing::Test {};
+using keys_wide = ::testing::Types<float, double, std::int32_t, std::uint32_t, std::int64_t, std::uint64_t>;
+TYPED_TEST_SUITE(RadixImageWide, keys_wide);
+
+TYPED_TEST(RadixImageWide, RandomAndSpecialPatternsOrderLikeTheComparator) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  expect_image_orders<TypeParam, tilesort::less, false>(wide_patterns<TypeParam>(seed), tilesort::less{});
+  expect_image_orders<TypeParam, tilesort::greater, true>(wide_patterns<TypeParam>(seed), tilesort::greater{});
+}
+
+TEST(RadixImage, EightBitKeys) {
+  std::vector<std::int8_t> s;
+  std::vector<std::uint8_t> u;
+  for (int b = 0; b < 256; ++b) {
+    s.push_back(from_bits<std::int8_t>(b));
+    u.push_back(from_bits<std::uint8_t>(b));
+  }
+  expect_image_orders<std::int8_t, tilesort::less, false>(s, tilesort::less{});
+  expect_image_orders<std::int8_t, tilesort::greater, true>(s, tilesort::greater{});
+  expect_image_orders<std::uint8_t, tilesort::less, false>(u, tilesort::less{});
+  expect_image_orders<std::uint8_t, tilesort::greater, true>(u, tilesort::greater{});
+  const radix_native_image<bool, false> up;
+  const radix_native_image<bool, true> down;
+  EXPECT_LT(up(false), up(true));
+  EXPECT_LT(down(true), down(false));
+}
+
+TEST(RadixImage, NanIsLastInBothOrders) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float negative_nan = -nan;
+  const radix_native_image<float, false> up;
+  const radix_native_image<float, true> down;
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(up(nan), up(negative_nan));
+  EXPECT_EQ(down(nan), down(negative_nan));
+  EXPECT_LT(up(inf), up(negative_nan));
+  EXPECT_LT(down(-inf), down(negative_nan));
+  EXPECT_EQ(up(0.0f), up(-0.0f));
+  EXPECT_EQ(down(0.0f), down(-0.0f));
+}
+
+TEST(RadixImage, UserBitsOrder) {
+  struct low_half {
+    __host__ __device__ std::uint16_t operator()(const std::uint32_t& k) const { return std::uint16_t(k); }
+  };
+  const auto order = tilesort::order_by_bits(low_half{});
+  const radix_user_image<std::uint32_t, low_half> image{low_half{}};
+  static_assert(std::is_same_v<decltype(image)::bits_type, std::uint16_t>);
+  EXPECT_TRUE(order(0x10002u, 0x00003u));
+  EXPECT_FALSE(order(0x00003u, 0x10002u));
+  EXPECT_EQ(2u, image(0x10002u));
+}
+
+TEST(RadixImage, DigitsLeastSignificantFirst) {
+  EXPECT_EQ(0x34u, radix_digit<8>(std::uint32_t(0x12345634u), 0));
+  EXPECT_EQ(0x56u, radix_digit<8>(std::uint32_t(0x12345634u), 1));
+  EXPECT_EQ(0x12u, radix_digit<8>(std::uint32_t(0x12345634u), 3));
+  EXPECT_EQ(0xf0u, radix_digit<8>(std::uint64_t(0xf000000000000000ull), 7));
+}
+
+// ------------------------------------------------------------------ schedule
+// Follows the schedule's buffers: every executed pass reads where the last
+// one wrote, never writes the buffer it reads (nor, in place, the input),
+// and the keys end in the output (directly or by the copy).
+void expect_schedule_sound(const bool* varies, int passes, bool in_place) {
+  radix_schedule s{};
+  radix_schedule_passes(varies, passes, in_place, s);
+  int executed = 0, where = radix_input, last_executed = -1;
+  for (int p = 0; p < radix_max_passes; ++p) {
+    const radix_pass& pass = s.pass[p];
+    const bool runs = p < passes && varies[p];
+    ASSERT_EQ(runs ? 1 : 0, pass.executed) << "pass " << p;
+    if (!runs) continue;
+    ASSERT_EQ(where, pass.source) << "pass " << p;
+    ASSERT_NE(pass.source, pass.destination);
+    ASSERT_NE(radix_input, pass.destination);
+    if (in_place) ASSERT_FALSE(pass.source == radix_input && pass.destination == radix_output);
+    ASSERT_EQ(executed == 0 ? 1 : 0, pass.first);
+    ASSERT_EQ(executed % 2, pass.parity);
+    where = pass.destination;
+    last_executed = p;
+    ++executed;
+  }
+  ASSERT_EQ(executed, s.executed);
+  for (int p = 0; p < passes; ++p)
+    if (s.pass[p].executed) ASSERT_EQ(p == last_executed ? 1 : 0, s.pass[p].last);
+  if (executed == 0) {
+    EXPECT_EQ(radix_input, s.copy_source);
+    EXPECT_EQ(0, s.copy_after_last);
+    return;
+  }
+  if (!in_place) {
+    EXPECT_EQ(radix_output, where) << "out of place, the last pass writes the output";
+    EXPECT_EQ(radix_none, s.copy_source);
+  } else {
+    EXPECT_EQ(where == radix_output ? radix_none : radix_alternate, s.copy_source);
+    EXPECT_EQ(executed % 2 == 1 ? radix_alternate : radix_none, s.copy_source);
+  }
+  EXPECT_EQ(s.copy_source != radix_none && varies[passes - 1] ? 1 : 0, s.copy_after_last);
+}
+
+TEST(RadixSchedule, EveryPatternOfSkippedDigits) {
+  for (int passes = 1; passes <= radix_max_passes; ++passes)
+    for (unsigned mask = 0; mask < (1u << passes); ++mask)
+      for (const bool in_place : {false, true}) {
+        bool varies[radix_max_passes] = {};
+        for (int p = 0; p < passes; ++p) varies[p] = (mask >> p) & 1;
+        SCOPED_TRACE("passes " + std::to_string(passes) + " mask " + std::to_string(mask) +
+                     (in_place ? " in place" : " copy"));
+        expect_schedule_sound(varies, passes, in_place);
+      }
+}
+
+// ------------------------------------------------------------------ look-back words
+TEST(RadixLookback, WordsCarryCountFlagAndTag) {
+  const int ring = 1024;
+  const unsigned long long tag = radix_lookback::tag(5000, ring, 1);
+  const unsigned long long count = radix_lookback::count_mask;
+  const auto word = radix_lookback::word(tag, radix_lookback::flag_inclusive, count);
+  EXPECT_TRUE(radix_lookback::is_for(word, tag));
+  EXPECT_TRUE(radix_lookback::is_inclusive(word));
+  EXPECT_EQ(count, radix_lookback::count(word));
+  const auto aggregate = radix_lookback::word(tag, radix_lookback::flag_aggregate, 7);
+  EXPECT_FALSE(radix_lookback::is_inclusive(aggregate));
+  EXPECT_EQ(7u, radix_lookback::count(aggregate));
+  // Another cycle of the same slot, or the other parity, is another tile.
+  EXPECT_FALSE(radix_lookback::is_for(word, radix_lookback::tag(5000 - ring, ring, 1)));
+  EXPECT_FALSE(radix_lookback::is_for(word, radix_lookback::tag(5000, ring, 0)));
+  EXPECT_TRUE(radix_lookback::is_for(word, radix_lookback::tag(5000 - 5000 % ring, ring, 1)));
+  // The zeroed ring holds no tile's word, and no done word is 0.
+  EXPECT_FALSE(radix_lookback::is_for(0, radix_lookback::tag(0, ring, 0)));
+  for (std::int64_t tile : {0, 1, 1023, 1024, 70000})
+    for (int parity : {0, 1}) EXPECT_NE(0u, radix_lookback::done(tile, ring, parity));
+  EXPECT_NE(radix_lookback::done(3, ring, 0), radix_lookback::done(3 + ring, ring, 0));
+  EXPECT_NE(radix_lookback::done(3, ring, 0), radix_lookback::done(3, ring, 1));
+  EXPECT_EQ((std::int64_t(1) << 40) - 1, radix_max_keys);
+}
+
+// ------------------------------------------------------------------ plan
+TEST(RadixPlan, LayoutIsAlignedDisjointAndSmall) {
+  using policy = tilesort::radix_sort_policy<4, 0>;
+  for (const std::int64_t n : {std::int64_t(0), std::int64_t(1), std::int64_t(1000), std::int64_t(policy::tile_items),
+                               std::int64_t(1) << 20, std::int64_t(1) << 24, std::int64_t(1) << 28,
+                               (std::int64_t(1) << 34) + 3}) {
+    SCOPED_TRACE(n);
+    const radix_sort_shape shape{policy::tile_items, policy::ring_tiles, policy::window, 4};
+    const radix_sort_plan plan = make_radix_sort_plan(n, 4, 4, shape);
+    EXPECT_EQ(ceil_div(n, policy::tile_items), plan.tiles);
+    EXPECT_EQ(std::min<std::int64_t>(plan.tiles, policy::ring_tiles), plan.ring_tiles);
+    for (std::size_t offset : {plan.keys_offset, plan.values_offset, plan.control_offset, plan.ring_offset,
+                               plan.done_offset})
+      EXPECT_EQ(0u, offset % 256);
+    EXPECT_GE(plan.values_offset, plan.keys_offset + std::size_t(n) * 4);
+    EXPECT_GE(plan.control_offset, plan.values_offset + std::size_t(n) * 4);
+    EXPECT_GE(plan.ring_offset, plan.control_offset + sizeof(radix_control));
+    EXPECT_GE(plan.done_offset, plan.ring_offset + std::size_t(plan.ring_tiles) * radix_bins * 8);
+    EXPECT_GE(plan.total_bytes, plan.done_offset + std::size_t(plan.ring_tiles) * 4);
+    EXPECT_EQ(plan.total_bytes, plan.zero_offset + plan.zero_bytes);
+    // Beyond one copy of the keys and values: at most the control block and
+    // a 2 MB ring (plus alignment).
+    const std::size_t extra = plan.total_bytes - 2 * align_temp(std::size_t(n) * 4);
+    EXPECT_LE(extra, align_temp(sizeof(radix_control)) + align_temp(std::size_t(policy::ring_tiles) * radix_bins * 8) +
+                         align_temp(policy::ring_tiles * 4));
+  }
+}
+
+TEST(RadixPlan, RingWaitCoversTheSlotsPreviousReaders) {
+  const int ring = 1024, window = 512;
+  // Tile t reuses slot t % ring, last used by t - ring; the tiles that may
+  // still read that word look back at most `window` tiles.
+  for (const std::int64_t t : {std::int64_t(1024), std::int64_t(1500), std::int64_t(99999)}) {
+    EXPECT_EQ(t - ring, radix_ring_wait_first(t, ring));
+    EXPECT_EQ(t - ring + window, radix_ring_wait_last(t, ring, window));
+    EXPECT_LT(radix_ring_wait_last(t, ring, window), t) << "never waits for itself or a later tile";
+  }
+}
+
+// ------------------------------------------------------------------ simulation
+// The whole sort on the host from the schedule: the histogram's counts and
+// starts, skipped digits, a stable scatter per executed pass in tile order
+// (what look-back computes), the buffers the schedule names, and the copy.
+template <typename Key, bool Descending>
+std::vector<Key> simulate(const std::vector<Key>& in, bool in_place, int tile) {
+  const radix_native_image<Key, Descending> image;
+  const int passes = int(sizeof(Key));
+  const std::int64_t n = std::int64_t(in.size());
+  std::vector<Key> input = in, output(in_place ? 0 : n), alternate(n);
+  std::vector<Key>& out = in_place ? input : output;
+  const auto buffer = [&](int b) -> std::vector<Key>& { return b == radix_input ? input : b == radix_output ? out : alternate; };
+  bool varies[radix_max_passes] = {};
+  std::vector<std::int64_t> starts(passes * 256);
+  for (int p = 0; p < passes; ++p) {
+    std::vector<std::int64_t> count(256);
+    for (const Key& k : in) ++count[radix_digit<8>(image(k), p)];
+    varies[p] = std::none_of(count.begin(), count.end(), [&](std::int64_t c) { return c == n; });
+    std::exclusive_scan(count.begin(), count.end(), starts.begin() + p * 256, std::int64_t(0));
+  }
+  radix_schedule s{};
+  radix_schedule_passes(varies, passes, in_place, s);
+  for (int p = 0; p < passes; ++p) {
+    if (!s.pass[p].executed) continue;
+    const std::vector<Key> src = buffer(s.pass[p].source);  // a snapshot: tiles read before anyone writes
+    std::vector<Key>& dst = buffer(s.pass[p].destination);
+    std::vector<std::int64_t> before(256, 0);  // keys of earlier tiles per digit (look-back)
+    for (std::int64_t base = 0; base < n; base += tile) {
+      const std::int64_t end = std::min(n, base + tile);
+      std::vector<std::int64_t> mine(256, 0);
+      for (std::int64_t i = base; i < end; ++i) {
+        const unsigned d = radix_digit<8>(image(src[i]), p);
+        dst[starts[p * 256 + d] + before[d] + mine[d]++] = src[i];
+      }
+      for (int d = 0; d < 256; ++d) before[d] += mine[d];
+    }
+  }
+  if (s.copy_source != radix_none) {
+    const std::vector<Key> src = buffer(s.copy_source);
+    out = src;
+  }
+  return out;
+}
+
+template <typename Key, bool Descending, typename Compare>
+void expect_simulation_sorts(const std::vector<Key>& keys, Compare comp) {
+  std::vector<Key> expected = keys;
+  std::stable_sort(expected.begin(), expected.end(), comp);
+  for (const bool in_place : {false, true}) {
+    SCOPED_TRACE(in_place ? "in place" : "copy");
+    const std::vector<Key> got = simulate<Key, Descending>(keys, in_place, 1000);
+    ASSERT_EQ(expected.size(), got.size());
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(to_bits(expected[i]), to_bits(got[i])) << i;
+  }
+}
+
+TEST(RadixSimulation, SortsLikeStableSort) {
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  using tilesort_test::distribution;
+  for (const distribution d : tilesort_test::all_distributions) {
+    SCOPED_TRACE(tilesort_test::name(d));
+    expect_simulation_sorts<float, false>(tilesort_test::make_keys<float>(5003, d, seed), tilesort::less{});
+    expect_simulation_sorts<float, true>(tilesort_test::make_keys<float>(4999, d, seed), tilesort::greater{});
+    expect_simulation_sorts<std::int32_t, false>(tilesort_test::make_keys<std::int32_t>(3001, d, seed),
+                                                 tilesort::less{});
+    expect_simulation_sorts<__half, true>(tilesort_test::make_keys<__half>(2001, d, seed), tilesort::greater{});
+  }
+  // Skipped digits: small values in wide keys, one varying high byte.
+  std::mt19937_64 rng(seed);
+  std::vector<std::uint64_t> small(4000), high(4000);
+  for (auto& k : small) k = rng() % 1000;
+  for (auto& k : high) k = (rng() % 7) << 56 | 0x1234;
+  expect_simulation_sorts<std::uint64_t, false>(small, tilesort::less{});
+  expect_simulation_sorts<std::uint64_t, true>(small, tilesort::greater{});
+  expect_simulation_sorts<std::uint64_t, false>(high, tilesort::less{});
+  expect_simulation_sorts<std::uint64_t, false>(std::vector<std::uint64_t>(100, 42), tilesort::less{});
+}
+
+}  // namespace
