@@ -16,6 +16,8 @@
 // which prints the table and writes JSON/CSV (main.cu).
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -131,7 +133,10 @@ struct device_info {
 
 // ------------------------------------------------------------------ keys
 
-enum class dist { random, sorted, reversed, few, nearly };
+// few: 16 distinct values; equal: one; zipf: ranks r >= 1 with P(rank <= r)
+// about log(r) / log(2^20) (a heavy head), hashed to keys; bits20: 20 random
+// low bits, the rest zero.
+enum class dist { random, sorted, reversed, few, nearly, equal, zipf, bits20 };
 bool parse_dist(const std::string& s, dist& out);
 const char* dist_name(dist d);
 
@@ -175,6 +180,11 @@ struct key_maker<std::uint8_t> {
   __host__ __device__ static std::uint8_t ordinal(std::uint64_t o, std::uint64_t) { return std::uint8_t(o); }
 };
 template <>
+struct key_maker<std::uint16_t> {
+  __host__ __device__ static std::uint16_t random(std::uint64_t h) { return std::uint16_t(h >> 48); }
+  __host__ __device__ static std::uint16_t ordinal(std::uint64_t o, std::uint64_t) { return std::uint16_t(o); }
+};
+template <>
 struct key_maker<std::uint32_t> {
   __host__ __device__ static std::uint32_t random(std::uint64_t h) { return std::uint32_t(h >> 32); }
   __host__ __device__ static std::uint32_t ordinal(std::uint64_t o, std::uint64_t) { return std::uint32_t(o); }
@@ -189,6 +199,25 @@ struct key_maker<float> {
   // Integers up to 2^31 in magnitude, both signs: no NaN, few duplicates.
   __host__ __device__ static float random(std::uint64_t h) { return float(std::int32_t(h >> 32)); }
   __host__ __device__ static float ordinal(std::uint64_t o, std::uint64_t) { return float(o); }
+};
+template <>
+struct key_maker<double> {
+  __host__ __device__ static double random(std::uint64_t h) { return double(std::int64_t(h)) * 0x1p-20; }
+  __host__ __device__ static double ordinal(std::uint64_t o, std::uint64_t) { return double(o); }
+};
+// Half-precision keys: values in +-2^15 (random) or the ordinal's float,
+// rounded (sorted stays sorted: rounding is monotone).
+template <>
+struct key_maker<__half> {
+  __host__ __device__ static __half random(std::uint64_t h) { return __float2half(float(std::int32_t(h >> 32)) * 0x1p-16f); }
+  __host__ __device__ static __half ordinal(std::uint64_t o, std::uint64_t) { return __float2half(float(o)); }
+};
+template <>
+struct key_maker<__nv_bfloat16> {
+  __host__ __device__ static __nv_bfloat16 random(std::uint64_t h) {
+    return __float2bfloat16(float(std::int32_t(h >> 32)) * 0x1p-16f);
+  }
+  __host__ __device__ static __nv_bfloat16 ordinal(std::uint64_t o, std::uint64_t) { return __float2bfloat16(float(o)); }
 };
 template <>
 struct key_maker<pair_key> {
@@ -206,6 +235,14 @@ __host__ __device__ inline K make_key(dist d, std::int64_t i, std::int64_t n, st
     case dist::reversed: return key_maker<K>::ordinal(std::uint64_t(n - 1 - i), h);
     case dist::few: return key_maker<K>::ordinal(h % 16, h);
     case dist::nearly: return key_maker<K>::ordinal(std::uint64_t(i) + h % 64, h);
+    case dist::equal: return key_maker<K>::ordinal(12345, h);
+    case dist::zipf: {
+      // log-uniform ranks in [1, 2^20): rank 1 about 5% of the keys, hashed
+      const double u = double(h >> 11) * 0x1p-53;
+      const std::uint64_t rank = std::uint64_t(exp2(20.0 * u));
+      return key_maker<K>::random(mix64(rank));
+    }
+    case dist::bits20: return key_maker<K>::ordinal(h & 0xfffff, h);
     case dist::random:
     default: return key_maker<K>::random(h);
   }
@@ -375,6 +412,7 @@ void add_bitonic_cases(const options&, std::vector<bench_case>&);    // bitonic
 void add_whole_cases(const options&, std::vector<bench_case>&);      // whole
 void add_locality_cases(const options&, std::vector<bench_case>&);   // locality (cases_locality.cu)
 void add_segments_general_cases(const options&, std::vector<bench_case>&);  // segments (cases_segments_general.cu)
+void add_radix_cases(const options&, std::vector<bench_case>&);             // radix (cases_radix.cu)
 
 // ------------------------------------------------------------------ device kernels
 

@@ -232,7 +232,10 @@ bool parse_dist(const std::string& s, dist& out) {
                                                        {"sorted", dist::sorted},
                                                        {"reversed", dist::reversed},
                                                        {"few", dist::few},
-                                                       {"nearly", dist::nearly}};
+                                                       {"nearly", dist::nearly},
+                                                       {"equal", dist::equal},
+                                                       {"zipf", dist::zipf},
+                                                       {"bits20", dist::bits20}};
   for (const auto& [name, d] : names)
     if (s == name) {
       out = d;
@@ -248,6 +251,9 @@ const char* dist_name(dist d) {
     case dist::reversed: return "reversed";
     case dist::few: return "few";
     case dist::nearly: return "nearly";
+    case dist::equal: return "equal";
+    case dist::zipf: return "zipf";
+    case dist::bits20: return "bits20";
   }
   return "?";
 }

@@ -37,9 +37,10 @@ namespace bench {
 namespace {
 
 const char* const kFamilies[] = {"warp",    "block",   "segmented", "segments", "merge",
-                                 "sample",  "bitonic", "locality",  "whole"};
-const char* const kTypes[] = {"u8", "u32", "u64", "f32", "pairs32", "pairs64", "struct"};
-const char* const kDists[] = {"random", "sorted", "reversed", "few", "nearly"};
+                                 "sample",  "bitonic", "locality",  "whole",    "radix"};
+const char* const kTypes[] = {"u8",  "u16",     "u32",        "u64",     "f16",   "bf16",
+                              "f32", "f64",     "pairs32",    "pairs32_64", "pairs64", "struct"};
+const char* const kDists[] = {"random", "sorted", "reversed", "few", "nearly", "equal", "zipf", "bits20"};
 
 void usage(std::FILE* out) {
   std::fprintf(out,
@@ -48,12 +49,13 @@ void usage(std::FILE* out) {
                "Times tilesort side by side with CUB, Thrust and std::sort; verifies every repetition.\n"
                "\n"
                "  --quick            the small set the GPU check runs (about 35-40 s on an H100)\n"
-               "  --family LIST      warp,block,segmented,segments,merge,sample,bitonic,locality,whole\n"
+               "  --family LIST      warp,block,segmented,segments,merge,sample,bitonic,locality,whole,radix\n"
                "                     (default: all; segmented = uniform lengths, segments = the\n"
                "                     general layouts of BASELINES.md)\n"
                "  --sizes LIST       e.g. 2^20,2^24+1,3*2^20,10^6,1e7,4096 (default: per family)\n"
-               "  --types LIST       u8,u32,u64,f32,pairs32,pairs64,struct (default: per family)\n"
-               "  --dist LIST        random,sorted,reversed,few,nearly\n"
+               "  --types LIST       u8,u16,u32,u64,f16,bf16,f32,f64,pairs32,pairs32_64,pairs64,struct\n"
+               "                     (default: per family)\n"
+               "  --dist LIST        random,sorted,reversed,few,nearly,equal,zipf,bits20\n"
                "                     (default: merge all five, locality nearly/sorted/random,\n"
                "                     other families random)\n"
                "  --cases LIST       only these cases of the selection, numbered as --list\n"
@@ -267,6 +269,7 @@ std::vector<bench_case> build_cases(const options& opt) {
   add_bitonic_cases(opt, cases);
   add_locality_cases(opt, cases);
   add_whole_cases(opt, cases);
+  add_radix_cases(opt, cases);
   if (opt.case_numbers.empty()) return cases;
   std::vector<bench_case> chosen;
   for (std::size_t i = 0; i < cases.size(); ++i)

@@ -122,8 +122,9 @@ struct radix_lookback {
   }
 };
 
-// Keys past this many would overflow a look-back count.
-inline constexpr std::int64_t radix_max_keys = std::int64_t(radix_lookback::count_mask);
+// Keys past this many could overflow a look-back count (a count reaches n
+// only where one digit holds every key: that pass is skipped).
+inline constexpr std::int64_t radix_max_keys = std::int64_t(radix_lookback::count_mask) + 1;
 
 // The first tile whose slot must be done before tile `tile` writes its own
 // (its slot's previous user and those that may still read that user's

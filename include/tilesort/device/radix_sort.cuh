@@ -23,7 +23,7 @@
 // Temp storage: n keys and n values (the alternate buffer), a 17 KB control
 // block and the look-back ring (at most 1024 tiles x 256 digits x 8 bytes =
 // 2 MB). In place (keys_out == keys_in, values likewise) works. n above
-// detail::radix_max_keys (2^40 - 1) is refused.
+// detail::radix_max_keys (2^40) is refused.
 //
 //   std::size_t temp_bytes = 0;
 //   tilesort::radix_sort_keys(nullptr, temp_bytes, d_in, d_out, n);          // size query
@@ -82,7 +82,7 @@ struct radix_image_of<Key, bits_order<Bits>> {
 template <typename Key, typename Order>
 inline constexpr bool radix_sortable = radix_image_of<Key, Order>::sortable;
 
-template <typename Key, typename Value, typename Order>
+template <typename Key, typename Value>
 using radix_policy_for = radix_sort_policy<sizeof(Key), std::is_same_v<Value, no_value> ? 0 : sizeof(Value)>;
 
 template <typename Key, typename Order>
@@ -91,10 +91,9 @@ constexpr int radix_passes_for() {
   return static_cast<int>(sizeof(bits_type));  // 8-bit digits
 }
 
-template <typename Key, typename Value, typename Order>
+template <typename Policy, typename Key, typename Value, typename Order>
 radix_sort_plan make_radix_sort_plan_for(std::int64_t n) {
-  using policy = radix_policy_for<Key, Value, Order>;
-  const radix_sort_shape shape{policy::tile_items, policy::ring_tiles, policy::window, radix_passes_for<Key, Order>()};
+  const radix_sort_shape shape{Policy::tile_items, Policy::ring_tiles, Policy::window, radix_passes_for<Key, Order>()};
   return make_radix_sort_plan(n, sizeof(Key), std::is_same_v<Value, no_value> ? 0 : sizeof(Value), shape);
 }
 
@@ -128,11 +127,11 @@ cudaError_t radix_resident_blocks(Kernel* kernel, int threads, std::size_t share
 // bytes; n >= 2. `skip_unless_zero` (null: never skipped): a device word
 // set before this call's first kernel; nonzero, nothing runs (the front
 // door's probe chose another sort).
-template <typename Key, typename Value, typename OutValue, typename Order>
+template <typename Policy, typename Key, typename Value, typename OutValue, typename Order>
 cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key* keys_in, Key* keys_out,
                               const Value* values_in, OutValue* values_out, Order order, cudaStream_t stream,
                               const unsigned* skip_unless_zero = nullptr) {
-  using policy = radix_policy_for<Key, Value, Order>;
+  using policy = Policy;
   using image_of = radix_image_of<Key, Order>;
   using image_type = typename image_of::type;
   constexpr int passes = radix_passes_for<Key, Order>();
@@ -184,9 +183,10 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
 }
 
 // Size query, argument checks, then n <= 1 by copies and the rest by
-// radix_sort_launch. values_in null with pairs: the values are the keys'
-// input positions (Value an integer type able to hold n - 1).
-template <typename Key, typename Value, typename OutValue, typename Order>
+// radix_sort_launch. `generated_values`: values_in is ignored and the
+// values are the keys' input positions (Value an integer type able to hold
+// n - 1), stored as OutValue. Policy: radix_policy_for, except in tests.
+template <typename Policy, typename Key, typename Value, typename OutValue, typename Order>
 cudaError_t radix_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                                  const Value* values_in, OutValue* values_out, std::int64_t n, Order order,
                                  cudaStream_t stream, bool generated_values = false) {
@@ -195,7 +195,7 @@ cudaError_t radix_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Ke
                 "or any key under a tilesort::bits_order");
   constexpr bool pairs = !std::is_same_v<Value, no_value>;
   if (n < 0 || n > radix_max_keys) return cudaErrorInvalidValue;
-  const radix_sort_plan plan = make_radix_sort_plan_for<Key, Value, Order>(n);
+  const radix_sort_plan plan = make_radix_sort_plan_for<Policy, Key, Value, Order>(n);
   if (d_temp == nullptr) {
     temp_bytes = plan.total_bytes > 0 ? plan.total_bytes : min_temp_bytes;
     return cudaSuccess;
@@ -218,8 +218,8 @@ cudaError_t radix_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Ke
     }
     return cudaSuccess;
   }
-  return radix_sort_launch(plan, d_temp, keys_in, keys_out, generated_values ? nullptr : values_in, values_out, order,
-                           stream);
+  return radix_sort_launch<Policy>(plan, d_temp, keys_in, keys_out, generated_values ? nullptr : values_in, values_out,
+                                   order, stream);
 }
 
 }  // namespace detail
@@ -235,7 +235,7 @@ cudaError_t radix_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Ke
 /// @param temp_bytes size of d_temp; set by the size query
 /// @param keys_in    device input keys
 /// @param keys_out   device output keys
-/// @param n          number of keys (64-bit, at most 2^40 - 1)
+/// @param n          number of keys (64-bit, at most 2^40)
 /// @param order      tilesort::less, tilesort::greater or a tilesort::bits_order
 /// @param stream     stream the kernels run on
 /// @return cudaSuccess, or the first CUDA or argument error (nothing launched then)
@@ -249,8 +249,9 @@ cudaError_t radix_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Ke
 template <typename Key, typename Order = less>
 cudaError_t radix_sort_keys(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out, std::int64_t n,
                             Order order = {}, cudaStream_t stream = 0) {
-  return detail::radix_sort_two_phase<Key, detail::no_value, detail::no_value>(d_temp, temp_bytes, keys_in, keys_out,
-                                                                               nullptr, nullptr, n, order, stream);
+  using policy = detail::radix_policy_for<Key, detail::no_value>;
+  return detail::radix_sort_two_phase<policy, Key, detail::no_value, detail::no_value>(
+      d_temp, temp_bytes, keys_in, keys_out, nullptr, nullptr, n, order, stream);
 }
 
 /// Stable radix sort of n (key, value) pairs by key; values (any trivially
@@ -266,7 +267,8 @@ template <typename Key, typename Value, typename Order = less>
 cudaError_t radix_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                              const Value* values_in, Value* values_out, std::int64_t n, Order order = {},
                              cudaStream_t stream = 0) {
-  return detail::radix_sort_two_phase(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, order, stream);
+  return detail::radix_sort_two_phase<detail::radix_policy_for<Key, Value>>(
+      d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, order, stream);
 }
 
 /// radix_sort_keys with stream-ordered temp storage (cudaMallocAsync /

@@ -4,9 +4,10 @@
 // offsets within a digit from decoupled look-back over earlier tiles).
 //
 // A persistent grid takes tiles in order from a counter. Per tile:
-//   1. wait until the look-back ring slot may be reused (rarely waits);
-//   2. load threads x items keys, warp-striped (lane l of warp w holds keys
+//   1. load threads x items keys, warp-striped (lane l of warp w holds keys
 //      w x 32 x items + i x 32 + l: coalesced, and a warp's keys in order);
+//   2. once the look-back ring wraps, check that its slot may be reused
+//      (rarely waits);
 //   3. rank: per item, the lanes with the same digit (warp_peers) take
 //      consecutive places from the warp's count of that digit (one shared
 //      atomic by the lowest such lane): stable within the warp;
@@ -176,19 +177,9 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     const int slot = static_cast<int>(tile % ring_tiles);
     const unsigned long long tag = radix_lookback::tag(tile, ring_tiles, plan.parity);
 
-    // 1. The ring slot's earlier users and their readers are done (only
-    // once the ring wraps).
-    const std::int64_t wait_last = tiles > ring_tiles ? radix_ring_wait_last(tile, ring_tiles, window) : -1;
-    for (std::int64_t w = radix_ring_wait_first(tile, ring_tiles) + t; w <= wait_last; w += threads) {
-      if (w < 0) continue;
-      cuda::atomic_ref<unsigned, cuda::thread_scope_device> word(done[w % ring_tiles]);
-      const unsigned expected = radix_lookback::done(w, ring_tiles, plan.parity);
-      while (word.load(cuda::memory_order_acquire) != expected) {
-      }
-    }
     for (int i = t; i < storage_type::warps * bins; i += threads) s.counts(0)[i] = 0;
 
-    // 2. Load (a warp's keys: first + i x 32, i < items).
+    // 1. Load (a warp's keys: first + i x 32, i < items).
     const std::int64_t tile_base = tile * tile_items;
     const int valid = static_cast<int>(n - tile_base < tile_items ? n - tile_base : tile_items);
     const int first = warp * 32 * items + lane;
@@ -196,7 +187,26 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     TILESORT_UNROLL
     for (int i = 0; i < items; ++i)
       if (first + i * 32 < valid) keys[i] = keys_src[tile_base + first + i * 32];
-    __syncthreads();  // counts zeroed
+
+    // 2. Once the ring wraps: the slot's earlier user and the tiles that may
+    // still read its words are done (checked while the keys arrive; the
+    // words are read relaxed, all at once, and a fence orders them before
+    // this tile's writes to the slot).
+    if (tiles > ring_tiles) {
+      const std::int64_t wait_last = radix_ring_wait_last(tile, ring_tiles, window);
+      bool ready;
+      do {
+        ready = true;
+        for (std::int64_t w = radix_ring_wait_first(tile, ring_tiles) + t; w <= wait_last; w += threads) {
+          if (w < 0) continue;
+          cuda::atomic_ref<unsigned, cuda::thread_scope_device> word(done[w % ring_tiles]);
+          ready = ready && word.load(cuda::memory_order_relaxed) == radix_lookback::done(w, ring_tiles, plan.parity);
+        }
+        cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+      } while (!__syncthreads_and(ready));  // also: counts zeroed
+    } else {
+      __syncthreads();  // counts zeroed
+    }
 
     // 3. Rank within the warp.
     int rank[items];
