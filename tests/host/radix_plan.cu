@@ -211,8 +211,7 @@ TEST(RadixSchedule, EveryPatternOfSkippedDigits) {
 
 // ------------------------------------------------------------------ look-back words
 TEST(RadixLookback, WordsCarryCountFlagAndTag) {
-  const int ring = 1024;
-  const unsigned long long tag = radix_lookback::tag(5000, ring, 1);
+  const unsigned long long tag = radix_lookback::tag(4, 1);
   const unsigned long long count = radix_lookback::count_mask;
   const auto word = radix_lookback::word(tag, radix_lookback::flag_inclusive, count);
   EXPECT_TRUE(radix_lookback::is_for(word, tag));
@@ -222,16 +221,24 @@ TEST(RadixLookback, WordsCarryCountFlagAndTag) {
   EXPECT_FALSE(radix_lookback::is_inclusive(aggregate));
   EXPECT_EQ(7u, radix_lookback::count(aggregate));
   // Another cycle of the same slot, or the other parity, is another tile.
-  EXPECT_FALSE(radix_lookback::is_for(word, radix_lookback::tag(5000 - ring, ring, 1)));
-  EXPECT_FALSE(radix_lookback::is_for(word, radix_lookback::tag(5000, ring, 0)));
-  EXPECT_TRUE(radix_lookback::is_for(word, radix_lookback::tag(5000 - 5000 % ring, ring, 1)));
+  EXPECT_FALSE(radix_lookback::is_for(word, radix_lookback::tag(3, 1)));
+  EXPECT_FALSE(radix_lookback::is_for(word, radix_lookback::tag(4, 0)));
   // The zeroed ring holds no tile's word, and no done word is 0.
-  EXPECT_FALSE(radix_lookback::is_for(0, radix_lookback::tag(0, ring, 0)));
-  for (std::int64_t tile : {0, 1, 1023, 1024, 70000})
-    for (int parity : {0, 1}) EXPECT_NE(0u, radix_lookback::done(tile, ring, parity));
-  EXPECT_NE(radix_lookback::done(3, ring, 0), radix_lookback::done(3 + ring, ring, 0));
-  EXPECT_NE(radix_lookback::done(3, ring, 0), radix_lookback::done(3, ring, 1));
+  EXPECT_FALSE(radix_lookback::is_for(0, radix_lookback::tag(0, 0)));
+  for (unsigned cycle : {0u, 1u, 1023u, 70000u})
+    for (int parity : {0, 1}) EXPECT_NE(0u, radix_lookback::done(cycle, parity));
+  EXPECT_NE(radix_lookback::done(3, 0), radix_lookback::done(4, 0));
+  EXPECT_NE(radix_lookback::done(3, 0), radix_lookback::done(3, 1));
   EXPECT_EQ(std::int64_t(1) << 40, radix_max_keys);
+}
+
+TEST(RadixLookback, RingSlotsAndCycles) {
+  const radix_ring flat{100, 0, false};
+  EXPECT_EQ(57u, flat.slot(57));
+  EXPECT_EQ(0u, flat.cycle(57));
+  const radix_ring wrapping{4096, 12, true};
+  EXPECT_EQ(5u, wrapping.slot(4096 * 3 + 5));
+  EXPECT_EQ(3u, wrapping.cycle(4096 * 3 + 5));
 }
 
 // ------------------------------------------------------------------ plan
@@ -244,18 +251,20 @@ TEST(RadixPlan, LayoutIsAlignedDisjointAndSmall) {
     const radix_sort_shape shape{policy::tile_items, policy::ring_tiles, policy::window, 4};
     const radix_sort_plan plan = make_radix_sort_plan(n, 4, 4, shape);
     EXPECT_EQ(ceil_div(n, policy::tile_items), plan.tiles);
-    EXPECT_EQ(std::min<std::int64_t>(plan.tiles, policy::ring_tiles), plan.ring_tiles);
+    EXPECT_EQ(std::min<std::int64_t>(plan.tiles, policy::ring_tiles), std::int64_t(plan.ring.slots));
+    EXPECT_EQ(plan.tiles > policy::ring_tiles, plan.ring.wraps);
+    if (plan.ring.wraps) EXPECT_EQ(plan.ring.slots, 1u << plan.ring.shift);
     for (std::size_t offset : {plan.keys_offset, plan.values_offset, plan.control_offset, plan.ring_offset,
                                plan.done_offset})
       EXPECT_EQ(0u, offset % 256);
     EXPECT_GE(plan.values_offset, plan.keys_offset + std::size_t(n) * 4);
     EXPECT_GE(plan.control_offset, plan.values_offset + std::size_t(n) * 4);
     EXPECT_GE(plan.ring_offset, plan.control_offset + sizeof(radix_control));
-    EXPECT_GE(plan.done_offset, plan.ring_offset + std::size_t(plan.ring_tiles) * radix_bins * 8);
-    EXPECT_GE(plan.total_bytes, plan.done_offset + std::size_t(plan.ring_tiles) * 4);
+    EXPECT_GE(plan.done_offset, plan.ring_offset + std::size_t(plan.ring.slots) * radix_bins * 8);
+    EXPECT_GE(plan.total_bytes, plan.done_offset + std::size_t(plan.ring.slots) * 4);
     EXPECT_EQ(plan.total_bytes, plan.zero_offset + plan.zero_bytes);
     // Beyond one copy of the keys and values: at most the control block and
-    // a 2 MB ring (plus alignment).
+    // a 32 MB ring (plus alignment).
     const std::size_t extra = plan.total_bytes - 2 * align_temp(std::size_t(n) * 4);
     EXPECT_LE(extra, align_temp(sizeof(radix_control)) + align_temp(std::size_t(policy::ring_tiles) * radix_bins * 8) +
                          align_temp(policy::ring_tiles * 4));
@@ -263,10 +272,11 @@ TEST(RadixPlan, LayoutIsAlignedDisjointAndSmall) {
 }
 
 TEST(RadixPlan, RingWaitCoversTheSlotsPreviousReaders) {
-  const int ring = 1024, window = 512;
+  const unsigned ring = 16384;
+  const int window = 512;
   // Tile t reuses slot t % ring, last used by t - ring; the tiles that may
   // still read that word look back at most `window` tiles.
-  for (const std::int64_t t : {std::int64_t(1024), std::int64_t(1500), std::int64_t(99999)}) {
+  for (const std::int64_t t : {std::int64_t(16384), std::int64_t(20000), std::int64_t(99999)}) {
     EXPECT_EQ(t - ring, radix_ring_wait_first(t, ring));
     EXPECT_EQ(t - ring + window, radix_ring_wait_last(t, ring, window));
     EXPECT_LT(radix_ring_wait_last(t, ring, window), t) << "never waits for itself or a later tile";

@@ -99,10 +99,10 @@ struct radix_lookback {
   static constexpr int tag_shift = count_bits + 2;  // parity, then the ring cycle (21 bits)
   static constexpr unsigned long long cycle_mask = (1ull << 21) - 1;
 
-  // The tag of tile `tile` in a ring of `ring_tiles` during a pass of `parity`.
-  TILESORT_HD static unsigned long long tag(std::int64_t tile, int ring_tiles, int parity) {
-    const unsigned long long cycle = static_cast<unsigned long long>(tile / ring_tiles) & cycle_mask;
-    return ((cycle << 1) | static_cast<unsigned long long>(parity)) << tag_shift;
+  // The tag of a tile of ring cycle `cycle` during a pass of `parity`.
+  TILESORT_HD static unsigned long long tag(unsigned cycle, int parity) {
+    return ((static_cast<unsigned long long>(cycle) & cycle_mask) << 1 | static_cast<unsigned long long>(parity))
+           << tag_shift;
   }
   TILESORT_HD static unsigned long long word(unsigned long long tag, unsigned long long flag,
                                              unsigned long long count) {
@@ -115,29 +115,38 @@ struct radix_lookback {
   TILESORT_HD static bool is_inclusive(unsigned long long word) { return (word & flag_mask) == flag_inclusive; }
   TILESORT_HD static unsigned long long count(unsigned long long word) { return word & count_mask; }
 
-  // The done word tile `tile` leaves in its ring slot once it has looked
-  // back (never 0, the value the ring starts with).
-  TILESORT_HD static unsigned done(std::int64_t tile, int ring_tiles, int parity) {
-    return static_cast<unsigned>(((tile / ring_tiles) << 1 | parity) + 1);
-  }
+  // The done word a tile of ring cycle `cycle` leaves in its slot once it
+  // has looked back (never 0, the value the ring starts with).
+  TILESORT_HD static unsigned done(unsigned cycle, int parity) { return (cycle << 1 | unsigned(parity)) + 1u; }
+};
+
+// Where tile t's words live: slot t of `slots` until the ring wraps (slots
+// == tiles), then slot t mod slots of a power-of-two ring, cycle t / slots.
+struct radix_ring {
+  unsigned slots = 0;
+  int shift = 0;  // log2(slots) when the ring wraps
+  bool wraps = false;
+  TILESORT_HD unsigned slot(unsigned tile) const { return wraps ? tile & (slots - 1u) : tile; }
+  TILESORT_HD unsigned cycle(unsigned tile) const { return wraps ? tile >> shift : 0u; }
 };
 
 // Keys past this many could overflow a look-back count (a count reaches n
-// only where one digit holds every key: that pass is skipped).
+// only where one digit holds every key: that pass is skipped); tile numbers
+// then fit 32 bits for tiles of at least 512 keys.
 inline constexpr std::int64_t radix_max_keys = std::int64_t(radix_lookback::count_mask) + 1;
 
-// The first tile whose slot must be done before tile `tile` writes its own
-// (its slot's previous user and those that may still read that user's
-// words); empty when the ring has not wrapped.
-TILESORT_HD std::int64_t radix_ring_wait_first(std::int64_t tile, int ring_tiles) { return tile - ring_tiles; }
-TILESORT_HD std::int64_t radix_ring_wait_last(std::int64_t tile, int ring_tiles, int window) {
-  return tile - ring_tiles + window;
+// Tile t writes slot t mod slots once tiles [t - slots, t - slots + window]
+// are done: the slot's previous user, and the tiles that may still read its
+// words (a tile looks back at most `window` tiles). Only once the ring wraps.
+TILESORT_HD std::int64_t radix_ring_wait_first(std::int64_t tile, unsigned slots) { return tile - std::int64_t(slots); }
+TILESORT_HD std::int64_t radix_ring_wait_last(std::int64_t tile, unsigned slots, int window) {
+  return tile - std::int64_t(slots) + window;
 }
 
 // The shape the plan works from (the policy's numbers).
 struct radix_sort_shape {
   int tile_items;   // keys per onesweep tile
-  int ring_tiles;   // look-back ring length in tiles (at least 2 x window)
+  int ring_tiles;   // look-back ring length in tiles once it wraps (a power of two, at least 2 x window)
   int window;       // look-back window in tiles
   int passes;       // digit passes of the key image
 };
@@ -148,7 +157,7 @@ struct radix_sort_shape {
 struct radix_sort_plan {
   std::int64_t n = 0;
   std::int64_t tiles = 0;
-  int ring_tiles = 0;  // slots in the ring (at most the shape's, at most tiles)
+  radix_ring ring;     // the look-back ring (tiles slots until it must wrap)
   int passes = 0;
   std::size_t keys_offset = 0, values_offset = 0;
   std::size_t control_offset = 0, ring_offset = 0, done_offset = 0;
@@ -171,7 +180,9 @@ inline radix_sort_plan make_radix_sort_plan(std::int64_t n, std::size_t key_byte
   plan.n = n;
   plan.passes = shape.passes;
   plan.tiles = n > 0 ? ceil_div(n, shape.tile_items) : 0;
-  plan.ring_tiles = static_cast<int>(plan.tiles < shape.ring_tiles ? plan.tiles : shape.ring_tiles);
+  plan.ring.wraps = plan.tiles > shape.ring_tiles;
+  plan.ring.slots = static_cast<unsigned>(plan.ring.wraps ? shape.ring_tiles : plan.tiles);
+  plan.ring.shift = log2_floor(shape.ring_tiles);
   std::size_t offset = 0;
   const auto take = [&](std::size_t bytes) {
     const std::size_t at = offset;
@@ -181,8 +192,8 @@ inline radix_sort_plan make_radix_sort_plan(std::int64_t n, std::size_t key_byte
   plan.keys_offset = take(static_cast<std::size_t>(n) * key_bytes);
   plan.values_offset = take(static_cast<std::size_t>(n) * value_bytes);
   plan.control_offset = take(sizeof(radix_control));
-  plan.ring_offset = take(static_cast<std::size_t>(plan.ring_tiles) * radix_bins * sizeof(unsigned long long));
-  plan.done_offset = take(static_cast<std::size_t>(plan.ring_tiles) * sizeof(unsigned));
+  plan.ring_offset = take(static_cast<std::size_t>(plan.ring.slots) * radix_bins * sizeof(unsigned long long));
+  plan.done_offset = take(static_cast<std::size_t>(plan.ring.slots) * sizeof(unsigned));
   plan.zero_offset = plan.control_offset;
   plan.zero_bytes = offset - plan.control_offset;
   plan.total_bytes = offset;

@@ -21,9 +21,9 @@
 // that run. No host synchronisation: the schedule stays on the device, so
 // the call can be captured in a CUDA graph.
 // Temp storage: n keys and n values (the alternate buffer), a 17 KB control
-// block and the look-back ring (at most 1024 tiles x 256 digits x 8 bytes =
-// 2 MB). In place (keys_out == keys_in, values likewise) works. n above
-// detail::radix_max_keys (2^40) is refused.
+// block and the look-back ring (a slot per tile, at most 16384 tiles x 256
+// digits x 8 bytes = 32 MB). In place (keys_out == keys_in, values likewise)
+// works. n above detail::radix_max_keys (2^40) is refused.
 //
 //   std::size_t temp_bytes = 0;
 //   tilesort::radix_sort_keys(nullptr, temp_bytes, d_in, d_out, n);          // size query
@@ -97,11 +97,11 @@ radix_sort_plan make_radix_sort_plan_for(std::int64_t n) {
   return make_radix_sort_plan(n, sizeof(Key), std::is_same_v<Value, no_value> ? 0 : sizeof(Value), shape);
 }
 
-// Blocks of `kernel` the current device keeps resident (after allowing its
-// shared memory), remembered per device: the query and the attribute cost
-// host time on every call otherwise.
-template <typename Kernel>
-cudaError_t radix_resident_blocks(Kernel* kernel, int threads, std::size_t shared, int& blocks) {
+// Blocks of Kernel the current device keeps resident (after allowing its
+// shared memory), remembered per kernel and device: the query and the
+// attribute cost host time on every call otherwise.
+template <auto Kernel>
+cudaError_t radix_resident_blocks(int threads, std::size_t shared, int& blocks) {
   constexpr int max_devices = 64;
   static std::atomic<int> known[max_devices] = {};
   int device = 0;
@@ -112,10 +112,10 @@ cudaError_t radix_resident_blocks(Kernel* kernel, int threads, std::size_t share
   TILESORT_RETURN_IF_ERROR(in_relaxed_capture_mode([&] {
     if (shared > 48 * 1024) {
       const cudaError_t e =
-          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
+          cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
       if (e != cudaSuccess) return e;
     }
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared);
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, shared);
   }));
   if (per_sm < 1) return cudaErrorInvalidConfiguration;
   blocks = sms * per_sm;
@@ -151,13 +151,13 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
   const bool in_place = keys_in == keys_out ||
                         (pairs && static_cast<const void*>(values_in) == static_cast<const void*>(values_out));
 
-  auto* histogram = radix_histogram_kernel<policy, passes, Key, image_type>;
-  auto* onesweep = radix_onesweep_kernel<policy, Key, Value, OutValue, image_type>;
+  constexpr auto histogram = radix_histogram_kernel<policy, passes, Key, image_type>;
+  constexpr auto onesweep = radix_onesweep_kernel<policy, Key, Value, OutValue, image_type>;
   constexpr std::size_t onesweep_shared = sizeof(radix_onesweep_storage<policy, Key, Value>);
   static_assert(alignof(radix_onesweep_storage<policy, Key, Value>) <= 16, "dynamic shared memory is 16-byte aligned");
   int histogram_resident = 0, onesweep_resident = 0;
-  TILESORT_RETURN_IF_ERROR(radix_resident_blocks(histogram, policy::histogram_threads, 0, histogram_resident));
-  TILESORT_RETURN_IF_ERROR(radix_resident_blocks(onesweep, policy::threads, onesweep_shared, onesweep_resident));
+  TILESORT_RETURN_IF_ERROR(radix_resident_blocks<histogram>(policy::histogram_threads, 0, histogram_resident));
+  TILESORT_RETURN_IF_ERROR(radix_resident_blocks<onesweep>(policy::threads, onesweep_shared, onesweep_resident));
   const std::int64_t histogram_step = std::int64_t(policy::histogram_threads) * policy::histogram_items;
   int sms = 0, device = 0;
   TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
@@ -176,7 +176,7 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
   for (int pass = 0; pass < passes; ++pass)
     TILESORT_RETURN_IF_ERROR(launch_kernel(onesweep, static_cast<unsigned>(onesweep_grid), policy::threads,
                                            onesweep_shared, stream, true, buffers, image, control, ring, done, pass,
-                                           plan.ring_tiles, plan.tiles, pass == passes - 1));
+                                           plan.ring, static_cast<unsigned>(plan.tiles), pass == passes - 1));
   if (!in_place) return cudaSuccess;
   return launch_kernel(radix_finish_kernel<Key, Value, OutValue>, static_cast<unsigned>(onesweep_grid),
                        policy::threads, 0, stream, true, buffers, static_cast<const radix_control*>(control));

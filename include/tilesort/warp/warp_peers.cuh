@@ -11,9 +11,24 @@ namespace tilesort::detail {
 TILESORT_DEVICE unsigned warp_peers(int label, int bits) {
   unsigned peers = 0xffffffffu;
   for (int bit = 0; bit < bits; ++bit) {
-    const bool set = (label >> bit) & 1;
+    const bool set = (static_cast<unsigned>(label) & (1u << bit)) != 0;
     const unsigned ballot = __ballot_sync(0xffffffffu, set);
     peers &= set ? ballot : ~ballot;
+  }
+  return peers;
+}
+
+// warp_peers for a label width known at compile time, about five
+// instructions per bit: the bit spread to a mask (all ones where set), its
+// ballot, and one three-input logic op folding ~(ballot ^ mask) into peers.
+template <int Bits>
+TILESORT_DEVICE unsigned warp_peers(unsigned label) {
+  unsigned peers = 0xffffffffu;
+  TILESORT_UNROLL
+  for (int bit = 0; bit < Bits; ++bit) {
+    const unsigned mask = static_cast<unsigned>(static_cast<int>(label << (31 - bit)) >> 31);
+    const unsigned ballot = __ballot_sync(0xffffffffu, mask != 0);
+    peers &= ~(ballot ^ mask);
   }
   return peers;
 }

@@ -6,10 +6,8 @@
 //
 // Blocks take histogram_threads x histogram_items keys per step (consecutive
 // threads read consecutive keys) over a grid of about histogram_blocks_per_sm
-// blocks per SM; counts go to shared memory, then once per block to the
-// control block's 64-bit counters. A thread adds a run of equal digits with
-// one shared atomic, so keys that repeat (all equal, sorted high digits)
-// do not pile up on one counter.
+// blocks per SM; counts go to shared memory (a shared atomic per digit),
+// then once per block to the control block's 64-bit counters.
 #pragma once
 
 #include <cuda/atomic>
@@ -44,10 +42,6 @@ __global__ void __launch_bounds__(Policy::histogram_threads)
   for (int i = t; i < Passes * bins; i += threads) (&counts[0][0])[i] = 0;
   __syncthreads();
 
-  // Runs of equal digits per pass, added when the digit changes.
-  unsigned run_digit[Passes], run_length[Passes];
-  TILESORT_UNROLL
-  for (int p = 0; p < Passes; ++p) run_digit[p] = run_length[p] = 0;
   constexpr std::int64_t step = std::int64_t(threads) * items;
   for (std::int64_t base = std::int64_t(blockIdx.x) * step; base < n; base += std::int64_t(gridDim.x) * step) {
     Key block_keys[items];
@@ -58,23 +52,13 @@ __global__ void __launch_bounds__(Policy::histogram_threads)
     }
     TILESORT_UNROLL
     for (int i = 0; i < items; ++i) {
-      if (base + i * threads + t >= n) break;
-      const auto bits = image(block_keys[i]);
-      TILESORT_UNROLL
-      for (int p = 0; p < Passes; ++p) {
-        const unsigned digit = radix_digit<Policy::radix_bits>(bits, p);
-        if (digit != run_digit[p] && run_length[p] != 0) {
-          atomicAdd(&counts[p][run_digit[p]], run_length[p]);
-          run_length[p] = 0;
-        }
-        run_digit[p] = digit;
-        ++run_length[p];
+      if (base + i * threads + t < n) {
+        const auto bits = image(block_keys[i]);
+        TILESORT_UNROLL
+        for (int p = 0; p < Passes; ++p) atomicAdd(&counts[p][radix_digit<Policy::radix_bits>(bits, p)], 1u);
       }
     }
   }
-  TILESORT_UNROLL
-  for (int p = 0; p < Passes; ++p)
-    if (run_length[p] != 0) atomicAdd(&counts[p][run_digit[p]], run_length[p]);
   __syncthreads();
   for (int i = t; i < Passes * bins; i += threads) {
     const unsigned c = (&counts[0][0])[i];

@@ -96,9 +96,9 @@ TILESORT_DEVICE void radix_copy_out(const radix_buffers<Key, Value, OutValue>& b
   }
 }
 
-// Shared memory of a onesweep block: the warps' digit counts, then (reusing
-// the bytes) the staged keys and values; per digit the tile's start and the
-// output position of its first key.
+// Shared memory of a onesweep block: the warps' digit counts (then each
+// warp's first place per digit), then (reusing the bytes) the staged keys
+// and values; per digit the output position of tile-local position 0.
 template <typename Policy, typename Key, typename Value>
 struct radix_onesweep_storage {
   static constexpr int warps = Policy::threads / 32;
@@ -110,9 +110,8 @@ struct radix_onesweep_storage {
 
   alignas(16) unsigned char staging[union_bytes];
   std::int64_t output_base[Policy::bins];  // output position of the digit's tile-local position 0
-  unsigned tile_start[Policy::bins];       // the digit's first tile-local position
   std::int64_t warp_sums[warps + 1];
-  std::int64_t tile;
+  unsigned tile;
 
   TILESORT_DEVICE unsigned* counts(int warp) { return reinterpret_cast<unsigned*>(staging) + warp * Policy::bins; }
   TILESORT_DEVICE Key* keys() { return reinterpret_cast<Key*>(staging); }
@@ -120,19 +119,19 @@ struct radix_onesweep_storage {
 };
 
 // Ranks a warp's keys by digit: rank[i] = the places item i's digit took
-// before it in this warp. Items past the input (`Partial` tiles: at or past
-// `valid`) take none: their label is Bins, one more label bit.
+// before it in this warp. Items past the input (`Partial` tiles: i x 32 at
+// or past `left`, the tile's keys from this lane's first on) take none:
+// their label is Bins, one more label bit.
 template <int RadixBits, int Items, int Bins, bool Partial, typename Key, typename Image>
-TILESORT_DEVICE void radix_rank_warp(const Key (&keys)[Items], const Image& image, int pass, int first, int valid,
+TILESORT_DEVICE void radix_rank_warp(const Key (&keys)[Items], const Image& image, int pass, int left,
                                      unsigned* counts, int (&rank)[Items]) {
-  constexpr int bits = RadixBits + (Partial ? 1 : 0);
   const unsigned lane = threadIdx.x % 32;
   const unsigned below = (1u << lane) - 1u;
   TILESORT_UNROLL
   for (int i = 0; i < Items; ++i) {
-    const bool live = !Partial || first + i * 32 < valid;
+    const bool live = !Partial || i * 32 < left;
     const unsigned digit = live ? radix_digit<RadixBits>(image(keys[i]), pass) : unsigned(Bins);
-    const unsigned peers = warp_peers(static_cast<int>(digit), bits);
+    const unsigned peers = warp_peers<RadixBits + (Partial ? 1 : 0)>(digit);
     const int leader = __ffs(peers) - 1;
     unsigned before = 0;
     if (lane == unsigned(leader) && live) before = atomicAdd(&counts[digit], __popc(peers));
@@ -141,12 +140,35 @@ TILESORT_DEVICE void radix_rank_warp(const Key (&keys)[Items], const Image& imag
   }
 }
 
+// The keys with digit `digit` in tiles before `tile` (look-back): the
+// earlier tiles' words, nearest first, summed until an inclusive one; a word
+// not yet written is read again until it is, and `Window` tiles back only
+// an inclusive word will do.
+template <int Window>
+TILESORT_DEVICE unsigned long long radix_look_back(unsigned long long* ring_words, const radix_ring& ring,
+                                                   unsigned tile, int parity, int digit) {
+  unsigned long long before = 0;
+  for (unsigned w = tile; w-- > 0;) {
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> theirs(
+        ring_words[std::size_t(ring.slot(w)) * radix_bins + digit]);
+    const unsigned long long tag = radix_lookback::tag(ring.cycle(w), parity);
+    const bool need_inclusive = tile - w >= unsigned(Window);
+    unsigned long long word;
+    do {
+      word = theirs.load(cuda::memory_order_relaxed);
+    } while (!radix_lookback::is_for(word, tag) || (need_inclusive && !radix_lookback::is_inclusive(word)));
+    before += radix_lookback::count(word);
+    if (radix_lookback::is_inclusive(word)) break;
+  }
+  return before;
+}
+
 // One digit pass (see the top of this file). `pass` is the digit; the
 // schedule says whether it runs and where it reads and writes.
 template <typename Policy, typename Key, typename Value, typename OutValue, typename Image>
 __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     radix_onesweep_kernel(radix_buffers<Key, Value, OutValue> buffers, Image image, radix_control* control,
-                          unsigned long long* ring, unsigned* done, int pass, int ring_tiles, std::int64_t tiles,
+                          unsigned long long* ring_words, unsigned* done, int pass, radix_ring ring, unsigned tiles,
                           bool last_launch) {
   constexpr int threads = Policy::threads, items = Policy::items, bins = Policy::bins;
   constexpr int tile_items = Policy::tile_items, window = Policy::window;
@@ -172,15 +194,15 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
   for (;;) {
     if (t == 0) s.tile = atomicAdd(&control->tiles_taken[pass], 1u);
     __syncthreads();  // the tile number; and the previous tile's shared memory is free
-    const std::int64_t tile = s.tile;
+    const unsigned tile = s.tile;
     if (tile >= tiles) break;
-    const int slot = static_cast<int>(tile % ring_tiles);
-    const unsigned long long tag = radix_lookback::tag(tile, ring_tiles, plan.parity);
+    const unsigned slot = ring.slot(tile);
+    const unsigned long long tag = radix_lookback::tag(ring.cycle(tile), plan.parity);
 
     for (int i = t; i < storage_type::warps * bins; i += threads) s.counts(0)[i] = 0;
 
     // 1. Load (a warp's keys: first + i x 32, i < items).
-    const std::int64_t tile_base = tile * tile_items;
+    const std::int64_t tile_base = std::int64_t(tile) * tile_items;
     const int valid = static_cast<int>(n - tile_base < tile_items ? n - tile_base : tile_items);
     const int first = warp * 32 * items + lane;
     Key keys[items];
@@ -192,15 +214,15 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     // still read its words are done (checked while the keys arrive; the
     // words are read relaxed, all at once, and a fence orders them before
     // this tile's writes to the slot).
-    if (tiles > ring_tiles) {
-      const std::int64_t wait_last = radix_ring_wait_last(tile, ring_tiles, window);
+    if (ring.wraps) {
+      const std::int64_t wait_last = radix_ring_wait_last(tile, ring.slots, window);
       bool ready;
       do {
         ready = true;
-        for (std::int64_t w = radix_ring_wait_first(tile, ring_tiles) + t; w <= wait_last; w += threads) {
+        for (std::int64_t w = radix_ring_wait_first(tile, ring.slots) + t; w <= wait_last; w += threads) {
           if (w < 0) continue;
-          cuda::atomic_ref<unsigned, cuda::thread_scope_device> word(done[w % ring_tiles]);
-          ready = ready && word.load(cuda::memory_order_relaxed) == radix_lookback::done(w, ring_tiles, plan.parity);
+          cuda::atomic_ref<unsigned, cuda::thread_scope_device> word(done[ring.slot(unsigned(w))]);
+          ready = ready && word.load(cuda::memory_order_relaxed) == radix_lookback::done(ring.cycle(unsigned(w)), plan.parity);
         }
         cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
       } while (!__syncthreads_and(ready));  // also: counts zeroed
@@ -210,10 +232,11 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
 
     // 3. Rank within the warp.
     int rank[items];
+    const int left = valid - first;  // this lane's keys: i x 32 < left
     if (valid == tile_items) {
-      radix_rank_warp<Policy::radix_bits, items, bins, false>(keys, image, pass, first, valid, s.counts(warp), rank);
+      radix_rank_warp<Policy::radix_bits, items, bins, false>(keys, image, pass, left, s.counts(warp), rank);
     } else {
-      radix_rank_warp<Policy::radix_bits, items, bins, true>(keys, image, pass, first, valid, s.counts(warp), rank);
+      radix_rank_warp<Policy::radix_bits, items, bins, true>(keys, image, pass, left, s.counts(warp), rank);
     }
     __syncthreads();
 
@@ -227,7 +250,7 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
         running += c;
       }
       count = running;
-      cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> mine(ring[std::size_t(slot) * bins + t]);
+      cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> mine(ring_words[std::size_t(slot) * bins + t]);
       mine.store(radix_lookback::word(tag, tile == 0 ? radix_lookback::flag_inclusive : radix_lookback::flag_aggregate,
                                       static_cast<unsigned long long>(count)),
                  cuda::memory_order_relaxed);
@@ -235,53 +258,37 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     std::int64_t tile_total = 0;
     const std::int64_t start = block_exclusive_sum<threads>(count, s.warp_sums, tile_total);
     if (t < bins) {
-      unsigned long long before = 0;
-      for (std::int64_t w = tile - 1; w >= 0; --w) {
-        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> theirs(
-            ring[std::size_t(w % ring_tiles) * bins + t]);
-        const unsigned long long their_tag = radix_lookback::tag(w, ring_tiles, plan.parity);
-        const bool need_inclusive = tile - w >= window;
-        unsigned long long word;
-        do {
-          word = theirs.load(cuda::memory_order_relaxed);
-        } while (!radix_lookback::is_for(word, their_tag) || (need_inclusive && !radix_lookback::is_inclusive(word)));
-        before += radix_lookback::count(word);
-        if (radix_lookback::is_inclusive(word)) break;
-      }
+      const unsigned long long before = radix_look_back<window>(ring_words, ring, tile, plan.parity, t);
       if (tile != 0) {
-        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> mine(ring[std::size_t(slot) * bins + t]);
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> mine(ring_words[std::size_t(slot) * bins + t]);
         mine.store(
             radix_lookback::word(tag, radix_lookback::flag_inclusive, before + static_cast<unsigned long long>(count)),
             cuda::memory_order_relaxed);
       }
       s.output_base[t] = digit_start[t] + static_cast<std::int64_t>(before) - start;
-      s.tile_start[t] = static_cast<unsigned>(start);
+      for (int w = 0; w < storage_type::warps; ++w) s.counts(w)[t] += static_cast<unsigned>(start);
     }
-    __syncthreads();  // every digit looked back; the warps' sums are in place
+    __syncthreads();  // every digit looked back; each warp's digit starts are in place
     if (t == 0) {
       cuda::atomic_ref<unsigned, cuda::thread_scope_device> mine(done[slot]);
-      mine.store(radix_lookback::done(tile, ring_tiles, plan.parity), cuda::memory_order_release);
+      mine.store(radix_lookback::done(ring.cycle(tile), plan.parity), cuda::memory_order_release);
     }
 
     // 5. Places in the tile; keys (and values) staged there, then written
     // with consecutive threads at consecutive places.
     TILESORT_UNROLL
-    for (int i = 0; i < items; ++i) {
-      if (first + i * 32 < valid) {
-        const unsigned digit = radix_digit<Policy::radix_bits>(image(keys[i]), pass);
-        rank[i] += static_cast<int>(s.tile_start[digit] + s.counts(warp)[digit]);
-      }
-    }
+    for (int i = 0; i < items; ++i)
+      if (i * 32 < left) rank[i] += static_cast<int>(s.counts(warp)[radix_digit<Policy::radix_bits>(image(keys[i]), pass)]);
     __syncthreads();  // the counts are read: their bytes take the staged items
     TILESORT_UNROLL
     for (int i = 0; i < items; ++i)
-      if (first + i * 32 < valid) s.keys()[rank[i]] = keys[i];
+      if (i * 32 < left) s.keys()[rank[i]] = keys[i];
     if constexpr (pairs) {
       const Value* values_src = buffers.values_from(plan.source);
       TILESORT_UNROLL
       for (int i = 0; i < items; ++i) {
         const std::int64_t at = tile_base + first + i * 32;
-        if (first + i * 32 < valid) s.values()[rank[i]] = values_src != nullptr ? values_src[at] : buffers.generated(at);
+        if (i * 32 < left) s.values()[rank[i]] = values_src != nullptr ? values_src[at] : buffers.generated(at);
       }
     }
     __syncthreads();
@@ -295,7 +302,7 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
         const std::int64_t to = s.output_base[radix_digit<Policy::radix_bits>(image(key), pass)] + k;
         keys_dst[to] = key;
         if constexpr (pairs) {
-          if (plan.last) {
+          if (plan.last && plan.destination == radix_output) {
             buffers.values_out[to] = static_cast<OutValue>(s.values()[k]);
           } else {
             values_dst[to] = s.values()[k];
