@@ -1,9 +1,10 @@
 // bench/cases_merge.cu — family "merge": device-resident
 // tilesort::merge_sort_keys/pairs, the front door tilesort::sort_keys/pairs
-// (its note names the algorithm it ran) and tilesort::locality_sort_keys/
-// pairs against cub::DeviceMergeSort (same
-// comparator), thrust::sort and thrust::stable_sort with the comparator, and
-// cub::DeviceRadixSort (primitive keys only) as the non-comparison reference.
+// (its note names the algorithm it ran), tilesort::locality_sort_keys/pairs
+// and (keys with a radix image) tilesort::radix_sort_keys/pairs against
+// cub::DeviceMergeSort (same comparator), thrust::sort and
+// thrust::stable_sort with the comparator, and cub::DeviceRadixSort
+// (primitive keys only) as the non-comparison reference.
 // Types: u32, u64, f32, pairs32 (u32/u32), pairs64 (u64/u64), struct (a
 // {u32 a; u32 b;} key ordered by a with a user comparator). Sizes 2^10..2^28;
 // distributions random, sorted, reversed, few distinct, nearly sorted. For
@@ -13,6 +14,7 @@
 #include <tilesort/comparators.cuh>
 #include <tilesort/device/locality_sort.cuh>
 #include <tilesort/device/merge_sort.cuh>
+#include <tilesort/device/radix_sort.cuh>
 #include <tilesort/device/sort.cuh>
 
 #include "alternatives.cuh"
@@ -22,7 +24,7 @@ namespace bench {
 namespace {
 
 // Which of our sorts a row times.
-enum class entry { merge, front_door, locality };
+enum class entry { merge, front_door, locality, radix };
 
 // tilesort::merge_sort_*, sort_* (the front door) or locality_sort_*,
 // two-phase, keys or pairs.
@@ -31,10 +33,13 @@ cudaError_t tilesort_sort(void* temp, std::size_t& bytes, const K* keys_in, K* k
                           value_t<V>* values_out, std::int64_t n, Compare comp, cudaStream_t s,
                           const tilesort::sort_options& options = {}) {
   if constexpr (std::is_void_v<V>) {
+    if constexpr (E == entry::radix) return tilesort::radix_sort_keys(temp, bytes, keys_in, keys_out, n, comp, s);
     if constexpr (E == entry::front_door) return tilesort::sort_keys(temp, bytes, keys_in, keys_out, n, comp, s, options);
     if constexpr (E == entry::locality) return tilesort::locality_sort_keys(temp, bytes, keys_in, keys_out, n, comp, s);
     return tilesort::merge_sort_keys(temp, bytes, keys_in, keys_out, n, comp, s);
   } else {
+    if constexpr (E == entry::radix)
+      return tilesort::radix_sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s);
     if constexpr (E == entry::front_door)
       return tilesort::sort_pairs(temp, bytes, keys_in, keys_out, values_in, values_out, n, comp, s, options);
     if constexpr (E == entry::locality)
@@ -82,6 +87,9 @@ void run_merge(harness& h, std::int64_t n, dist d, Compare comp, bool with_radix
                     sort(std::integral_constant<entry, entry::front_door>{}), which_ran);
   measure_two_phase(h, data_row(h, data, comp, std::string("tilesort::locality_sort_") + what, "alt", false),
                     sort(std::integral_constant<entry, entry::locality>{}));
+  if constexpr (tilesort::detail::radix_sortable<K, Compare>)
+    measure_two_phase(h, data_row(h, data, comp, std::string("tilesort::radix_sort_") + what, "alt", false),
+                      sort(std::integral_constant<entry, entry::radix>{}));
   measure_cub_merge(h, data, comp);
   for (const bool stable : {false, true}) {  // Thrust, in place, temp allocated inside
     harness::timed_call c = data_row(h, data, comp,

@@ -1,7 +1,8 @@
 // GPU tests for device/sort.cuh, the front door sort_keys / sort_pairs:
 // against std::stable_sort on both sides of every crossover of the choice
 // table (so each algorithm it routes to runs; u32 and u64 keys under less
-// take the bitonic sort up to its bound, user keys never), the distributions that break
+// take the bitonic sort up to its bound and the radix sort from its start,
+// user keys neither), the distributions that break
 // sample sorts, comparators, both overloads, graph capture, the error paths
 // (tests/common/device_sort_cases.cuh), sort_stats naming the algorithm, and
 // the probe: from its row's probe_from on, keys that look sorted take the
@@ -28,10 +29,11 @@ struct front_door {
 };
 
 // The crossovers of the table row for these sizes (the bitonic sort's
-// bound, the sample sort's start), and sizes either side.
-std::vector<std::int64_t> crossover_sizes(std::size_t key_bytes, std::size_t value_bytes) {
+// bound, the radix sort's start for keys it takes, the sample sort's
+// start), and sizes either side.
+std::vector<std::int64_t> crossover_sizes(std::size_t key_bytes, std::size_t value_bytes, bool radix) {
   const auto& row = tilesort::detail::sort_choice_for(key_bytes, value_bytes);
-  const std::int64_t from = row.sample_from;
+  const std::int64_t from = radix ? row.radix_from : row.sample_from;
   std::vector<std::int64_t> sizes = {0, 1, 2, 33, 1000, 8193, 100003};
   if (row.bitonic_up_to > 0)
     for (std::int64_t n : {row.bitonic_up_to - 1, row.bitonic_up_to, row.bitonic_up_to + 1}) sizes.push_back(n);
@@ -45,18 +47,21 @@ std::vector<std::int64_t> crossover_sizes(std::size_t key_bytes, std::size_t val
 }
 
 template <typename Key>
+constexpr bool radix_keys = tilesort::detail::radix_sortable<Key, typename comparator_for<Key>::type>;
+
+template <typename Key>
 class SortTyped : public ::testing::Test {};
 using key_types = ::testing::Types<std::uint32_t, std::uint64_t, user_key>;
 TYPED_TEST_SUITE(SortTyped, key_types);
 
 TYPED_TEST(SortTyped, KeysEitherSideOfTheCrossover) {
   REQUIRE_GPU();
-  check_sizes<front_door, TypeParam, false>(crossover_sizes(sizeof(TypeParam), 0));
+  check_sizes<front_door, TypeParam, false>(crossover_sizes(sizeof(TypeParam), 0, radix_keys<TypeParam>));
 }
 
 TYPED_TEST(SortTyped, PairsEitherSideOfTheCrossover) {
   REQUIRE_GPU();
-  check_sizes<front_door, TypeParam, true>(crossover_sizes(sizeof(TypeParam), 4));
+  check_sizes<front_door, TypeParam, true>(crossover_sizes(sizeof(TypeParam), 4, radix_keys<TypeParam>));
 }
 
 TYPED_TEST(SortTyped, Distributions) {
@@ -108,14 +113,15 @@ TEST(Sort, StatsNameTheAlgorithm) {
     ASSERT_EQ(cudaSuccess, tilesort::sort_keys(d.data(), d.data(), n, tilesort::less{}, cudaStream_t(0), options));
     CUDA_ASSERT(cudaDeviceSynchronize());
     EXPECT_EQ(n, stats->n);
-    EXPECT_EQ(tilesort::detail::choose_sort_algorithm(n, 4, 0, true), stats->algorithm);  // u32 under less
+    using no_value = tilesort::detail::no_value;
+    EXPECT_EQ((tilesort::detail::front_door_choice<std::uint32_t, no_value, tilesort::less>(n)), stats->algorithm);
     expect_stable_sorted(keys, d.download(), tilesort::less{});
     d.upload(keys);  // random again: sorted keys could take the locality sort where the front door probes
     std::memset(stats, 0xA5, sizeof *stats);
     ASSERT_EQ(cudaSuccess, tilesort::sort_pairs(d.data(), d.data(), v.data(), v.data(), n, tilesort::less{},
                                                 cudaStream_t(0), options));
     CUDA_ASSERT(cudaDeviceSynchronize());
-    EXPECT_EQ(tilesort::detail::choose_sort_algorithm(n, 4, 4), stats->algorithm);
+    EXPECT_EQ((tilesort::detail::front_door_choice<std::uint32_t, std::uint32_t, tilesort::less>(n)), stats->algorithm);
   }
   CUDA_EXPECT(cudaFreeHost(stats));
 }
@@ -147,7 +153,7 @@ template <typename Key, bool Pairs>
 void check_probe_routes(std::int64_t n) {
   using value = std::conditional_t<Pairs, std::uint32_t, tilesort::detail::no_value>;
   using compare = typename comparator_for<Key>::type;
-  ASSERT_TRUE((tilesort::detail::front_door_probes<Key, value>(n))) << "n=" << n << " is not probed";
+  ASSERT_TRUE((tilesort::detail::front_door_probes<Key, value, compare>(n))) << "n=" << n << " is not probed";
   const sort_algorithm table = tilesort::detail::front_door_choice<Key, value, compare>(n);
   tilesort::sort_stats* stats = nullptr;
   CUDA_ASSERT(cudaMallocHost(&stats, sizeof *stats));
@@ -186,15 +192,20 @@ void check_probe_routes(std::int64_t n) {
 
 // The first probed size of each row (in the small run too), and in the full
 // run a larger one: past the sample sort's crossover where there is one, else
-// where the merge sort behind the probe turns persistent.
+// where the merge sort behind the probe turns persistent (keys the radix sort
+// takes: its own probe bound, and twice it).
 template <typename Key, bool Pairs>
 std::vector<std::int64_t> probed_sizes() {
   const auto& row = tilesort::detail::sort_choice_for(sizeof(Key), Pairs ? 4 : 0);
-  std::vector<std::int64_t> sizes = {row.probe_from + 5};
+  const std::int64_t first = radix_keys<Key> ? row.radix_probe_from : row.probe_from;
+  std::vector<std::int64_t> sizes = {first + 5};
   if (small_run()) return sizes;
   const std::int64_t persistent = tilesort::detail::sort_probe_policy::persistent_merge_from;
-  sizes.push_back(row.sample_from == tilesort::detail::sample_never ? std::max(persistent, row.probe_from) + 3
-                                                                       : row.sample_from + 3);
+  if (radix_keys<Key>)
+    sizes.push_back(2 * first + 3);
+  else
+    sizes.push_back(row.sample_from == tilesort::detail::sample_never ? std::max(persistent, row.probe_from) + 3
+                                                                         : row.sample_from + 3);
   return sizes;
 }
 

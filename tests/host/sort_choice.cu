@@ -210,6 +210,33 @@ TEST(SortProbe, TellsSortedFromUnsortedInput) {
   }
 }
 
+// Keys with a radix image take the radix sort from their row's radix_from,
+// past the bitonic sort's range, and are probed from radix_probe_from (past
+// radix_from); the catch-all row never takes it; keys without one never do.
+TEST(SortChoice, RadixFromItsRowsBound) {
+  for (std::size_t r = 0; r < rows; ++r) {
+    const sort_choice_row& row = sort_choice_table[r];
+    SCOPED_TRACE("row " + std::to_string(r));
+    if (row.max_key_bytes == SIZE_MAX) {
+      EXPECT_EQ(radix_never, row.radix_from);
+      continue;
+    }
+    const std::size_t key = row.max_key_bytes, value = row.max_value_bytes;
+    EXPECT_GT(row.radix_from, row.bitonic_up_to);
+    EXPECT_NE(sort_algorithm::radix, choose_sort_algorithm(row.radix_from - 1, key, value, false, true));
+    EXPECT_EQ(sort_algorithm::radix, choose_sort_algorithm(row.radix_from, key, value, false, true));
+    EXPECT_EQ(sort_algorithm::radix, choose_sort_algorithm(INT64_MAX, key, value, true, true));
+    EXPECT_NE(sort_algorithm::radix, choose_sort_algorithm(INT64_MAX, key, value, false, false));
+    if (row.radix_probe_from == probe_never) continue;
+    EXPECT_GT(row.radix_probe_from, row.radix_from);
+    EXPECT_FALSE(front_door_probes(row.radix_probe_from - 1, key, value, true));
+    EXPECT_TRUE(front_door_probes(row.radix_probe_from, key, value, true));
+  }
+  // Bitonic keys stay bitonic up to their bound even when radix-sortable.
+  EXPECT_EQ(sort_algorithm::bitonic, choose_sort_algorithm(1000, 4, 0, true, true));
+  EXPECT_EQ(sort_algorithm::radix, choose_sort_algorithm(std::int64_t(1) << 20, 2, 0, false, true));
+}
+
 // The probe runs from the row's probe_from on, above the bitonic sort's
 // range; rows of 1- and 2-byte keys and the catch-all row never probe.
 TEST(SortProbe, OnlyFromItsRowsBound) {

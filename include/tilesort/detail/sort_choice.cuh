@@ -5,11 +5,14 @@
 // The table is read top to bottom; the first row whose key and value sizes
 // cover the call decides: keys alone whose order cannot show stability
 // (equivalent keys are bitwise equal: integers under less / greater) take
-// the bitonic sort up to `bitonic_up_to` keys; otherwise the merge sort
-// below `sample_from` keys and the sample sort from there on (never, for
-// `sample_never`). From `probe_from` keys on, a probe on the device looks at
-// the keys first and sends input that looks sorted or nearly sorted to the
-// locality sort instead (sort_probe_policy below). The last row is a
+// the bitonic sort up to `bitonic_up_to` keys; keys with a radix image
+// (tilesort::less / greater on integers and floats, or a bits_order) the
+// radix sort from `radix_from` on; otherwise the merge sort below
+// `sample_from` keys and the sample sort from there on (never, for
+// `sample_never`). From `probe_from` keys on (`radix_probe_from` for the
+// radix sort's keys), a probe on the device looks at the keys first and
+// sends input that looks sorted or nearly sorted to the locality sort
+// instead (sort_probe_policy below). The last row is a
 // catch-all, so every call matches. A row leaves the merge sort only where a
 // measurement showed the other algorithm faster.
 #pragma once
@@ -27,12 +30,17 @@ inline constexpr std::int64_t sample_never = INT64_MAX;
 // A row's probe_from when no probe runs at any n.
 inline constexpr std::int64_t probe_never = INT64_MAX;
 
+// A row's radix_from when the radix sort is never chosen.
+inline constexpr std::int64_t radix_never = INT64_MAX;
+
 struct sort_choice_row {
   std::size_t max_key_bytes;    // keys of at most this size
   std::size_t max_value_bytes;  // values of at most this size (0: keys only)
   std::int64_t sample_from;     // n >= this: the sample sort; below it: the merge sort
   std::int64_t bitonic_up_to;   // n <= this, keys alone, stability unobservable: the bitonic sort
   std::int64_t probe_from;      // n >= this: keys that look sorted take the locality sort
+  std::int64_t radix_from;      // radix-sortable keys, n >= this (past the bitonic range): the radix sort
+  std::int64_t radix_probe_from;  // radix-sortable keys, n >= this: the probe, in front of the radix sort
 };
 
 // The probe: one block reads `samples` pairs of keys `distance` apart
@@ -92,13 +100,17 @@ TILESORT_HD constexpr bool probe_looks_sorted(int descents) { return descents <=
 // 1- and 2-byte keys were not measured and keep the merge sort. The rows
 // mirror the benchmark's cases (u32 / u64 keys, u32 / u64 pairs, wider
 // items) so that a measured crossover can be entered per row.
+// Radix sort (keys under less / greater, or a bits_order): it takes over
+// from the comparison sorts at radix_from, and the probe moves up to where
+// its launches cost a radix sort of random keys at most about 5%.
 inline constexpr sort_choice_row sort_choice_table[] = {
-    {2, 0, sample_never, 0, probe_never},
-    {4, 0, sample_never, std::int64_t(1) << 16, std::int64_t(1) << 23},
-    {4, 4, std::int64_t(1) << 25, 0, std::int64_t(1) << 23},
-    {8, 0, std::int64_t(1) << 25, std::int64_t(1) << 13, std::int64_t(1) << 23},
-    {8, 8, sample_never, 0, std::int64_t(1) << 22},
-    {SIZE_MAX, SIZE_MAX, sample_never, 0, probe_never},
+    {2, 0, sample_never, 0, probe_never, std::int64_t(1) << 14, probe_never},
+    {4, 0, sample_never, std::int64_t(1) << 16, std::int64_t(1) << 23, std::int64_t(1) << 17, std::int64_t(1) << 24},
+    {4, 4, std::int64_t(1) << 25, 0, std::int64_t(1) << 23, std::int64_t(1) << 17, std::int64_t(1) << 24},
+    {8, 0, std::int64_t(1) << 25, std::int64_t(1) << 13, std::int64_t(1) << 23, std::int64_t(1) << 17,
+     std::int64_t(1) << 23},
+    {8, 8, sample_never, 0, std::int64_t(1) << 22, std::int64_t(1) << 17, std::int64_t(1) << 23},
+    {SIZE_MAX, SIZE_MAX, sample_never, 0, probe_never, radix_never, probe_never},
 };
 
 constexpr const sort_choice_row& sort_choice_for(std::size_t key_bytes, std::size_t value_bytes) {
@@ -111,17 +123,22 @@ constexpr const sort_choice_row& sort_choice_for(std::size_t key_bytes, std::siz
 // `stability_unobservable`: equivalent keys are bitwise equal (see
 // equivalence_is_identity in comparators.cuh), so an unstable sort of keys
 // alone gives the stable result.
+// `radix_sortable`: the keys have a radix image under the comparator
+// (tilesort::less / greater on native keys, or a bits_order).
 constexpr sort_algorithm choose_sort_algorithm(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes,
-                                               bool stability_unobservable = false) {
+                                               bool stability_unobservable = false, bool radix_sortable = false) {
   const sort_choice_row& row = sort_choice_for(key_bytes, value_bytes);
   if (stability_unobservable && value_bytes == 0 && n <= row.bitonic_up_to) return sort_algorithm::bitonic;
+  if (radix_sortable && n >= row.radix_from) return sort_algorithm::radix;
   return row.sample_from != sample_never && n >= row.sample_from ? sort_algorithm::sample : sort_algorithm::merge;
 }
 
 // Whether sort_keys / sort_pairs of n keys probe them first: then input that
 // looks sorted takes the locality sort, other input choose_sort_algorithm's.
-constexpr bool front_door_probes(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes) {
+constexpr bool front_door_probes(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes,
+                                 bool radix_sortable = false) {
   const sort_choice_row& row = sort_choice_for(key_bytes, value_bytes);
+  if (radix_sortable && n >= row.radix_from) return row.radix_probe_from != probe_never && n >= row.radix_probe_from;
   return row.probe_from != probe_never && n >= row.probe_from;
 }
 

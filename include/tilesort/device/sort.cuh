@@ -2,9 +2,10 @@
 // that runs whichever of our algorithms is fastest for n, the key size and
 // the value size (detail/sort_choice.cuh holds the table: per key and value
 // size, the bitonic sort for small sorts of keys alone whose stability
-// cannot be observed (integers under less / greater), the merge sort below a
-// measured crossover and the sample sort from it on; today 8-byte keys alone
-// and 4-byte keys with 4-byte values take the sample sort from 2^25 keys).
+// cannot be observed (integers under less / greater), the radix sort for
+// keys with a radix image (integers and floats under less / greater, or a
+// bits_order) from its row's radix_from, otherwise the merge sort below a
+// measured crossover and the sample sort from it on).
 //
 // The table's choice depends only on n and the sizes, so the size query and
 // the sort agree. From the row's probe_from on (4- and 8-byte keys, alone or
@@ -40,6 +41,7 @@
 #include "bitonic_sort.cuh"
 #include "locality_sort.cuh"
 #include "merge_sort.cuh"
+#include "radix_sort.cuh"
 #include "sample_sort.cuh"
 #include "sort_stats.cuh"
 
@@ -91,25 +93,35 @@ template <typename Key, typename Value, typename Compare>
 constexpr sort_algorithm front_door_choice(std::int64_t n) {
   constexpr bool pairs = sample_sort_has_values<Value>;
   return choose_sort_algorithm(n, sizeof(Key), pairs ? sizeof(Value) : 0,
-                               !pairs && equivalence_is_identity<Key, Compare>);
+                               !pairs && equivalence_is_identity<Key, Compare>, radix_sortable<Key, Compare>);
 }
 
 // Whether sort_keys / sort_pairs may probe keys of this type (a row with a
-// probe_from; only items the merge sort merges k-way: its kernels are the
-// skippable ones), and whether they probe n keys.
-template <typename Key, typename Value>
+// probe_from: the radix sort's keys, whose histogram skips everything, and
+// items the merge sort merges k-way, whose kernels are the skippable ones),
+// and whether they probe n keys.
+template <typename Key, typename Value, typename Compare>
 inline constexpr bool front_door_may_probe =
-    merge_sort_setup<Key, Value>::kway &&
-    sort_choice_for(sizeof(Key), sample_sort_has_values<Value> ? sizeof(Value) : 0).probe_from != probe_never;
-template <typename Key, typename Value>
+    radix_sortable<Key, Compare>
+        ? sort_choice_for(sizeof(Key), sample_sort_has_values<Value> ? sizeof(Value) : 0).radix_probe_from !=
+              probe_never
+        : merge_sort_setup<Key, Value>::kway &&
+              sort_choice_for(sizeof(Key), sample_sort_has_values<Value> ? sizeof(Value) : 0).probe_from !=
+                  probe_never;
+template <typename Key, typename Value, typename Compare>
 constexpr bool front_door_probes(std::int64_t n) {
   constexpr bool pairs = sample_sort_has_values<Value>;
-  return front_door_may_probe<Key, Value> && front_door_probes(n, sizeof(Key), pairs ? sizeof(Value) : 0);
+  return front_door_may_probe<Key, Value, Compare> &&
+         front_door_probes(n, sizeof(Key), pairs ? sizeof(Value) : 0, radix_sortable<Key, Compare>);
 }
 
-// Temp storage of the table's algorithm (the sample or the merge sort).
-template <typename Key, typename Value>
+// Temp storage of the table's algorithm (the radix, sample or merge sort).
+template <typename Key, typename Value, typename Compare>
 std::size_t table_temp_bytes(sort_algorithm algorithm, std::int64_t n) {
+  if constexpr (radix_sortable<Key, Compare>) {
+    if (algorithm == sort_algorithm::radix)
+      return make_radix_sort_plan_for<radix_policy_for<Key, Value>, Key, Value, Compare>(n).total_bytes;
+  }
   if (algorithm == sort_algorithm::sample) return make_sample_sort_plan_for<Key, Value>(n).total_bytes;
   return merge_sort_setup<Key, Value>(n).layout.total_bytes;
 }
@@ -124,7 +136,8 @@ cudaError_t sort_probed(sort_algorithm algorithm, void* d_temp, std::size_t& tem
                         cudaStream_t stream) {
   const locality_setup<Key, Value> locality(n);
   const std::size_t control_bytes = align_temp(sizeof(merge_control));
-  const std::size_t total = std::max(locality.total_bytes, control_bytes + table_temp_bytes<Key, Value>(algorithm, n));
+  const std::size_t total =
+      std::max(locality.total_bytes, control_bytes + table_temp_bytes<Key, Value, Compare>(algorithm, n));
   if (d_temp == nullptr) {
     temp_bytes = total;
     return cudaSuccess;
@@ -149,6 +162,13 @@ cudaError_t sort_probed(sort_algorithm algorithm, void* d_temp, std::size_t& tem
   TILESORT_RETURN_IF_ERROR(
       locality_sort_launch<true>(locality, d_temp, keys_in, keys_out, values_in, values_out, comp, stream));
   void* table_temp = static_cast<char*>(d_temp) + control_bytes;
+  if constexpr (radix_sortable<Key, Compare>) {
+    if (algorithm == sort_algorithm::radix) {
+      using policy = radix_policy_for<Key, Value>;
+      return radix_sort_launch<policy>(make_radix_sort_plan_for<policy, Key, Value, Compare>(n), table_temp, keys_in,
+                                       keys_out, values_in, values_out, comp, stream, gate.skip_unless_zero);
+    }
+  }
   if (algorithm == sort_algorithm::sample)
     return sample_sort_launch(make_sample_sort_plan_for<Key, Value>(n), table_temp, keys_in, keys_out, values_in,
                               values_out, comp, stream, gate.skip_unless_zero);
@@ -163,14 +183,18 @@ cudaError_t sort_front_door(void* d_temp, std::size_t& temp_bytes, const Key* ke
   if (n < 0) return cudaErrorInvalidValue;
   constexpr bool pairs = sample_sort_has_values<Value>;
   const sort_algorithm algorithm = front_door_choice<Key, Value, Compare>(n);
-  const bool probes = front_door_probes<Key, Value>(n);
+  const bool probes = front_door_probes<Key, Value, Compare>(n);
   cudaError_t error = cudaSuccess;
   if (probes) {  // (only where front_door_may_probe: the probed path is compiled for those items alone)
-    if constexpr (front_door_may_probe<Key, Value>) {
+    if constexpr (front_door_may_probe<Key, Value, Compare>) {
       if (d_temp != nullptr)
         TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, pairs, n));
       error = sort_probed(algorithm, d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream);
     }
+  } else if (algorithm == sort_algorithm::radix) {
+    if constexpr (radix_sortable<Key, Compare>)
+      error = radix_sort_two_phase<radix_policy_for<Key, Value>>(d_temp, temp_bytes, keys_in, keys_out, values_in,
+                                                                 values_out, n, comp, stream);
   } else if (algorithm == sort_algorithm::bitonic) {  // keys alone, equivalent keys bitwise equal
     if constexpr (!pairs && equivalence_is_identity<Key, Compare>)
       error = bitonic_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, comp, stream);

@@ -34,7 +34,7 @@ namespace tilesort {
 
 /// Which algorithm a sort ran (sort_keys / sort_pairs choose one; the
 /// specific entry points leave `unspecified`).
-enum class sort_algorithm : int { unspecified = 0, merge, sample, locality, bitonic };
+enum class sort_algorithm : int { unspecified = 0, merge, sample, locality, bitonic, radix };
 
 /// The algorithm's name ("merge", "sample", ...), e.g. for a log line.
 inline const char* sort_algorithm_name(sort_algorithm a) {
@@ -43,6 +43,7 @@ inline const char* sort_algorithm_name(sort_algorithm a) {
     case sort_algorithm::sample: return "sample";
     case sort_algorithm::locality: return "locality";
     case sort_algorithm::bitonic: return "bitonic";
+    case sort_algorithm::radix: return "radix";
     default: return "unspecified";
   }
 }
