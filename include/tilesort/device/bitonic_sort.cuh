@@ -45,7 +45,7 @@
 #include "../detail/bitonic_plan.cuh"
 #include "../detail/capture_mode.cuh"
 #include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
+#include "../detail/launch.cuh"
 #include "../detail/error.cuh"
 #include "../detail/temp_storage.cuh"
 #include "../thread/thread_sort.cuh"
@@ -292,7 +292,7 @@ cudaError_t bitonic_kernel_attributes(std::size_t bytes, bool clusters, bool aga
 }
 
 // Launch one pass and check the launch; `dependent`: as a dependent of the
-// previous pass (detail/dependent_launch.cuh), so that no launch gap separates
+// previous pass (detail/launch.cuh), so that no launch gap separates
 // the passes.
 // cluster > 0: in thread block clusters of `cluster` blocks.
 template <auto Kernel, typename... Args>

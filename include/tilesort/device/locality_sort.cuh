@@ -3,7 +3,7 @@
 //
 // Same shape as merge_sort (blocksort tiles of T keys, then ceil(log2(n / T))
 // merge passes of merge tiles of M keys, same policy), plus early exit
-// (device/early_exit_merge.cuh, decisions in detail/merge_jobs.cuh):
+// (device/locality_sort/merge.cuh, decisions in detail/merge_jobs.cuh):
 //   * a blocksort tile already in order is not sorted again (and, sorted in
 //     place, not even written); when every tile is in order and after the
 //     tile before it (sorted input), nothing runs after the blocksort;
@@ -44,7 +44,7 @@
 #include "../comparators.cuh"
 #include "../detail/error.cuh"
 #include "../detail/temp_storage.cuh"
-#include "early_exit_merge.cuh"
+#include "locality_sort/merge.cuh"
 #include "sort_stats.cuh"
 
 namespace tilesort {

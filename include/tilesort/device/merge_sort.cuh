@@ -14,7 +14,7 @@
 // its destination by the parity of the pass count, so the last pass writes
 // keys_out and no copy is needed (detail/merge_sort_plan.cuh). Every launch
 // after the blocksort is a dependent launch on sm_90
-// (detail/dependent_launch.cuh). Pairs merge keys only, carrying each
+// (detail/launch.cuh). Pairs merge keys only, carrying each
 // output's source index; values are loaded with the keys and stored by it.
 //
 // Cost: 1 + P reads and writes of every item and 1 + 2P launches for P merge
@@ -41,13 +41,13 @@
 #include "../comparators.cuh"
 #include "../detail/capture_mode.cuh"
 #include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
+#include "../detail/launch.cuh"
 #include "../detail/error.cuh"
 #include "../detail/merge_path.cuh"
 #include "../detail/merge_sort_plan.cuh"
 #include "../thread/thread_sort.cuh"
-#include "merge_sort_kway.cuh"
-#include "merge_sort_policy.cuh"
+#include "merge_sort/kway.cuh"
+#include "merge_sort/policy.cuh"
 
 namespace tilesort {
 namespace detail {
@@ -202,7 +202,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
   TILESORT_RETURN_IF_ERROR(blocksort(policy{}));
 
   // Every kernel after the blocksort starts as a dependent of the one before
-  // (detail/dependent_launch.cuh): each pass boundary loses no launch gap.
+  // (detail/launch.cuh): each pass boundary loses no launch gap.
   bool dependent = false;
   if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
   if constexpr (merge_sort_setup<Key, Value, Policy>::kway) {

@@ -2,7 +2,7 @@
 // key-value pairs, any trivially copyable key, any strict weak order, 64-bit
 // sizes.
 //
-// Algorithm (kernels in device/sample_sort_kernels.cuh, arithmetic in
+// Algorithm (kernels in device/sample_sort/kernels.cuh, arithmetic in
 // detail/sample_sort_plan.cuh):
 //   1. sample: one block sorts keys drawn from strata of the input and keeps
 //      S = 2^levels - 1 evenly spaced ones as splitters (at most 255, so a
@@ -56,7 +56,7 @@
 #include "../detail/error.cuh"
 #include "../detail/sample_sort_plan.cuh"
 #include "../detail/temp_storage.cuh"
-#include "sample_sort_kernels.cuh"
+#include "sample_sort/kernels.cuh"
 
 namespace tilesort {
 

@@ -29,12 +29,12 @@
 //      get their entries.
 //   4. one launch per bin: the row sorters above, a fixed grid looping over
 //      the bin's list (its length is read on the device).
-//   5. long segments: the early-exit merge sort of device/early_exit_merge.cuh
+//   5. long segments: the early-exit merge sort of device/locality_sort/merge.cuh
 //      with tiles aligned to each segment's first key: blocksort, then merge
 //      passes in which a segment that needs no more passes costs nothing.
 //   6. the long gaps are copied (out of place).
-// (Files: device/segment_row_sorters.cuh holds the row sorters,
-// device/segment_classify.cuh steps 1-3 and 6, device/early_exit_merge.cuh
+// (Files: device/segmented_sort/row_sorters.cuh holds the row sorters,
+// device/segmented_sort/classify.cuh steps 1-3 and 6, device/locality_sort/merge.cuh
 // step 5; this file sizes everything and launches it.)
 // Launches: 1 memset + 2 + 10 bins + 2 long-segment launches (blocksort, and
 // one cooperative launch for up to P passes) + 1 gap copy,
@@ -79,9 +79,9 @@
 #include "../thread/thread_sort.cuh"
 #include "../warp/warp_shuffle.cuh"
 #include "../warp/warp_sort.cuh"
-#include "early_exit_merge.cuh"
-#include "segment_classify.cuh"
-#include "segment_row_sorters.cuh"
+#include "locality_sort/merge.cuh"
+#include "segmented_sort/classify.cuh"
+#include "segmented_sort/row_sorters.cuh"
 #include "segments.cuh"
 #include "sort_stats.cuh"
 

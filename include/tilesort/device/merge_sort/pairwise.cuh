@@ -1,4 +1,4 @@
-// device/merge_sort_pairwise.cuh — the pairwise merge passes of the device
+// device/merge_sort/pairwise.cuh — the pairwise merge passes of the device
 // merge sort (device/merge_sort.cuh), used for items under 4 bytes and by the
 // early-exit sort's merges. Pass p merges runs of T << p keys in pairs, in
 // two launches: the partition kernel finds each merge tile's split by a
@@ -15,11 +15,11 @@
 
 #include <cstdint>
 
-#include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
-#include "../detail/merge_path.cuh"
-#include "../detail/merge_sort_plan.cuh"
-#include "merge_sort_blocksort.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/launch.cuh"
+#include "../../detail/merge_path.cuh"
+#include "../../detail/merge_sort_plan.cuh"
+#include "blocksort.cuh"
 
 namespace tilesort::detail {
 

@@ -1,4 +1,4 @@
-// device/segment_classify.cuh — the device side of the general segmented
+// device/segmented_sort/classify.cuh — the device side of the general segmented
 // sort before any key is sorted: segment descriptions read on the device
 // (offsets, heads, uniform rows; flags are first turned into a heads list by
 // three kernels: count per block, scan of the counts, write), the optional
@@ -16,12 +16,12 @@
 
 #include <cstdint>
 
-#include "../detail/config.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../detail/segment_ranges.cuh"
-#include "../warp/warp_shuffle.cuh"
-#include "early_exit_types.cuh"  // merge_control, warp_add
-#include "segment_row_sorters.cuh"  // has_values
+#include "../../detail/config.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "../../detail/segment_ranges.cuh"
+#include "../../warp/warp_shuffle.cuh"
+#include "../locality_sort/types.cuh"  // merge_control, warp_add
+#include "row_sorters.cuh"  // has_values
 
 namespace tilesort::detail {
 

@@ -1,8 +1,8 @@
-// device/early_exit_policy.cuh — the tuning of the early-exit merge sort
-// (device/early_exit_merge.cuh, run by locality sort and by segmented sort's
+// device/locality_sort/policy.cuh — the tuning of the early-exit merge sort
+// (device/locality_sort/merge.cuh, run by locality sort and by segmented sort's
 // long segments) and the host-side choice of where a locality sort's dense
 // passes run (random keys). Merge tiles, threads and items per thread are
-// merge_sort's (device/merge_sort_policy.cuh); what is added are the
+// merge_sort's (device/merge_sort/policy.cuh); what is added are the
 // blocksort shape, the job phase's search groups, the window half widths,
 // the blocks per SM of its cooperative kernels, the sizes from which random
 // keys take other kernels, and the share of sampled in-order pairs above
@@ -14,11 +14,11 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../detail/config.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../detail/merge_sort_plan.cuh"
-#include "../thread/thread_sort.cuh"
-#include "merge_sort_policy.cuh"  // merge_sort_policy: the same tiles as the merge sort
+#include "../../detail/config.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "../../detail/merge_sort_plan.cuh"
+#include "../../thread/thread_sort.cuh"
+#include "../merge_sort/policy.cuh"  // merge_sort_policy: the same tiles as the merge sort
 
 namespace tilesort {
 

@@ -1,5 +1,5 @@
-// device/early_exit_phases.cuh — the phases of the early-exit merge sort's
-// passes kernel (device/early_exit_kernels.cuh), each run by every block of
+// device/locality_sort/phases.cuh — the phases of the early-exit merge sort's
+// passes kernel (device/locality_sort/kernels.cuh), each run by every block of
 // a cooperative grid between grid barriers:
 //   boundaries  one thread per blocksort tile plans the boundary at its
 //               start (detail/merge_jobs.cuh, boundary_group): in order, a
@@ -19,11 +19,11 @@
 
 #include <cstdint>
 
-#include "../detail/config.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../detail/merge_path.cuh"
-#include "early_exit_types.cuh"
-#include "merge_sort_kway.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "../../detail/merge_path.cuh"
+#include "types.cuh"
+#include "../merge_sort/kway.cuh"
 
 namespace tilesort::detail {
 
@@ -184,7 +184,7 @@ __device__ __noinline__ void early_exit_plan_jobs(std::int64_t job_block, std::i
 
 // ------------------------------------------------------------------ merge
 // A merge tile's shared memory and its steps after the load are
-// merge_sort's (device/merge_sort_pairwise.cuh): keys and each output's source index
+// merge_sort's (device/merge_sort/pairwise.cuh): keys and each output's source index
 // through padded slots, values gathered by source in the striped store.
 template <typename Key, typename Value, int TileItems>
 using early_exit_merge_storage = merge_sort_merge_storage<Key, Value, TileItems>;

@@ -1,4 +1,4 @@
-// device/merge_sort_kway.cuh — the k-way merge passes of the device merge
+// device/merge_sort/kway.cuh — the k-way merge passes of the device merge
 // sort (device/merge_sort.cuh), for items of 4 bytes and more: pass p merges
 // groups of K = merge_ways runs of T·K^p keys, in two launches. The cut
 // kernel ranks every cut_stride-th key of each run (a sample) among its
@@ -18,11 +18,11 @@
 
 #include <cstdint>
 
-#include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
-#include "../detail/merge_path.cuh"
-#include "../detail/merge_sort_plan.cuh"
-#include "merge_sort_pairwise.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/launch.cuh"
+#include "../../detail/merge_path.cuh"
+#include "../../detail/merge_sort_plan.cuh"
+#include "pairwise.cuh"
 
 namespace tilesort::detail {
 

@@ -1,4 +1,4 @@
-// detail/dependent_launch.cuh — programmatic dependent launch (sm_90 and
+// detail/launch.cuh — programmatic dependent launch (sm_90 and
 // later) for the chains of kernels a device sort puts on one stream.
 //
 // A kernel launched as a dependent may start its blocks before the previous

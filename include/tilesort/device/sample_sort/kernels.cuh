@@ -1,4 +1,4 @@
-// device/sample_sort_kernels.cuh — the kernels of the sample sort
+// device/sample_sort/kernels.cuh — the kernels of the sample sort
 // (device/sample_sort.cuh has the algorithm, the policy and the launches;
 // detail/sample_sort_plan.cuh the arithmetic they share).
 //
@@ -34,13 +34,13 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../block/block_sort.cuh"
-#include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
-#include "../detail/merge_path.cuh"
-#include "../detail/sample_sort_plan.cuh"
-#include "../thread/thread_sort.cuh"
-#include "merge_sort_blocksort.cuh"
+#include "../../block/block_sort.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/launch.cuh"
+#include "../../detail/merge_path.cuh"
+#include "../../detail/sample_sort_plan.cuh"
+#include "../../thread/thread_sort.cuh"
+#include "../merge_sort/blocksort.cuh"
 
 namespace tilesort::detail {
 

@@ -1,4 +1,4 @@
-// device/segment_row_sorters.cuh — the row sorters of the segmented sort:
+// device/segmented_sort/row_sorters.cuh — the row sorters of the segmented sort:
 // one logical warp (warp_sort, keys in registers) or one block (block_sort)
 // sorts one segment ("row") at a time, keys loaded with
 // thread/thread_load.cuh's consecutive (blocked) loads and stored the same
@@ -18,15 +18,15 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../block/block_sort.cuh"
-#include "../comparators.cuh"
-#include "../detail/config.cuh"
-#include "../detail/error.cuh"
-#include "../detail/segment_ranges.cuh"
-#include "../thread/thread_load.cuh"
-#include "../thread/thread_sort.cuh"
-#include "../warp/warp_sort.cuh"
-#include "merge_sort.cuh"  // merge_sort_allow_smem
+#include "../../block/block_sort.cuh"
+#include "../../comparators.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/error.cuh"
+#include "../../detail/segment_ranges.cuh"
+#include "../../thread/thread_load.cuh"
+#include "../../thread/thread_sort.cuh"
+#include "../../warp/warp_sort.cuh"
+#include "../merge_sort.cuh"  // merge_sort_allow_smem
 
 namespace tilesort {
 

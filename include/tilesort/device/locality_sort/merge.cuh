@@ -1,4 +1,4 @@
-// device/early_exit_merge.cuh — the merge sort with early exit that locality
+// device/locality_sort/merge.cuh — the merge sort with early exit that locality
 // sort runs on the whole array and segmented sort runs on its long segments
 // (each sorted on its own, tiles aligned to its first key). The decisions are
 // detail/merge_jobs.cuh (host-tested); this file holds the temp layout and
@@ -63,21 +63,21 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../block/block_sort.cuh"
-#include "../comparators.cuh"
-#include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
-#include "../detail/error.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../detail/merge_path.cuh"
-#include "../detail/segment_ranges.cuh"
-#include "../thread/thread_sort.cuh"
-#include "../warp/warp_shuffle.cuh"
-#include "../detail/merge_sort_plan.cuh"
-#include "merge_sort.cuh"  // merge_sort_allow_smem, launch_kway_pass
-#include "sort_stats.cuh"
-#include "early_exit_kernels.cuh"
-#include "early_exit_policy.cuh"
+#include "../../block/block_sort.cuh"
+#include "../../comparators.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/launch.cuh"
+#include "../../detail/error.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "../../detail/merge_path.cuh"
+#include "../../detail/segment_ranges.cuh"
+#include "../../thread/thread_sort.cuh"
+#include "../../warp/warp_shuffle.cuh"
+#include "../../detail/merge_sort_plan.cuh"
+#include "../merge_sort.cuh"  // merge_sort_allow_smem, launch_kway_pass
+#include "../sort_stats.cuh"
+#include "kernels.cuh"
+#include "policy.cuh"
 
 namespace tilesort::detail {
 
@@ -259,7 +259,7 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   unsigned grid = 0;
   TILESORT_RETURN_IF_ERROR(cooperative_grid(kernel, Policy::merge_threads, sizeof(storage_type),
                                             Policy::merge_min_blocks, layout.tiles, grid));
-  // A dependent of the blocksort (detail/dependent_launch.cuh): its blocks
+  // A dependent of the blocksort (detail/launch.cuh): its blocks
   // become resident while the blocksort's last wave runs.
   bool dependent = false;
   TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));

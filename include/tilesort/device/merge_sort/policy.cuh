@@ -1,4 +1,4 @@
-// device/merge_sort_policy.cuh — the tuning of the device merge sort
+// device/merge_sort/policy.cuh — the tuning of the device merge sort
 // (device/merge_sort.cuh): one policy struct per (key size, value size), the
 // smaller shape of one-block sorts, and the dynamic shared memory its kernels
 // share. Every number was chosen on an H100 (sm_90) against CUB in the same
@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../detail/config.cuh"
-#include "../thread/thread_sort.cuh"
+#include "../../detail/config.cuh"
+#include "../../thread/thread_sort.cuh"
 
 namespace tilesort {
 

@@ -1,5 +1,5 @@
-// device/early_exit_blocksort.cuh — the first launch of the early-exit merge
-// sort (device/early_exit_merge.cuh): one block per blocksort entry (a tile
+// device/locality_sort/blocksort.cuh — the first launch of the early-exit merge
+// sort (device/locality_sort/merge.cuh): one block per blocksort entry (a tile
 // of T keys aligned to its segment's first key) loads its tile with
 // merge_sort's warp transposes, checks whether it is already in order (then
 // it skips the sort and, out of place, warps store their keys at once),
@@ -15,14 +15,14 @@
 
 #include <cstdint>
 
-#include "../block/block_sort.cuh"
-#include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../detail/segment_ranges.cuh"
-#include "../warp/warp_shuffle.cuh"
-#include "early_exit_types.cuh"
-#include "merge_sort_blocksort.cuh"
+#include "../../block/block_sort.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/launch.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "../../detail/segment_ranges.cuh"
+#include "../../warp/warp_shuffle.cuh"
+#include "types.cuh"
+#include "../merge_sort/blocksort.cuh"
 
 namespace tilesort::detail {
 

@@ -1,7 +1,7 @@
-// device/early_exit_kernels.cuh — the kernels of the early-exit merge sort
-// after its blocksort (device/early_exit_merge.cuh launches them): the
+// device/locality_sort/kernels.cuh — the kernels of the early-exit merge sort
+// after its blocksort (device/locality_sort/merge.cuh launches them): the
 // passes kernel (one cooperative launch running the phases of
-// device/early_exit_phases.cuh: boundary windows, then per pass jobs and
+// device/locality_sort/phases.cuh: boundary windows, then per pass jobs and
 // merges, then the final copy), the dense passes kernel that runs
 // merge_sort's passes for random keys in a locality sort (pairwise, or
 // k-way in one cooperative launch), and the kernel that writes sort_stats
@@ -12,12 +12,12 @@
 
 #include <cstdint>
 
-#include "../detail/config.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../detail/dependent_launch.cuh"
-#include "early_exit_blocksort.cuh"
-#include "early_exit_phases.cuh"
-#include "sort_stats.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "../../detail/launch.cuh"
+#include "blocksort.cuh"
+#include "phases.cuh"
+#include "../sort_stats.cuh"
 
 namespace tilesort::detail {
 

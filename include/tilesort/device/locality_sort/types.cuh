@@ -1,5 +1,5 @@
-// device/early_exit_types.cuh — the records the early-exit merge sort's
-// kernels share (device/early_exit_merge.cuh): where a tile's keys lie
+// device/locality_sort/types.cuh — the records the early-exit merge sort's
+// kernels share (device/locality_sort/merge.cuh): where a tile's keys lie
 // (keys_out or the temp buffer), the list of segments being sorted, resolved
 // merge jobs and the slices they read, and the counters of one sort
 // (merge_control, zeroed before the first kernel; sort_stats is read from
@@ -11,11 +11,11 @@
 
 #include <cstdint>
 
-#include "../detail/config.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../warp/warp_shuffle.cuh"
-#include "early_exit_policy.cuh"
-#include "sort_stats.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "../../warp/warp_shuffle.cuh"
+#include "policy.cuh"
+#include "../sort_stats.cuh"
 
 namespace tilesort::detail {
 
