@@ -90,7 +90,7 @@ namespace tilesort {
 /// Tuning of the segmented sort's general path (any description). The bins
 /// are the row sorters of uniform_segments_policy: a segment goes to the
 /// first whose capacity holds it, longer ones to the early-exit merge sort
-/// (early_exit_merge_policy). Tuning history: docs/tuning/segmented_sort.md.
+/// (locality_sort_policy). Tuning history: docs/tuning/segmented_sort.md.
 ///
 /// @code
 /// using policy = tilesort::segmented_sort_policy<std::uint32_t>;
@@ -142,7 +142,7 @@ struct segmented_setup {
   using payload = std::conditional_t<has_values<Value>, Value, void>;
   using policy = segmented_sort_policy<Key, payload>;
   using sorters = typename policy::sorters;
-  using merge_policy = early_exit_policy_for<Key, Value>;
+  using merge_policy = locality_policy_for<Key, Value>;
   static constexpr int bins = policy::bin_count;
   static_assert(bins <= max_segment_bins && bins <= max_side_streams, "too many bins");
   static_assert(sorters::max_row < 65536, "binned segments are packed with 16-bit lengths");
@@ -162,7 +162,7 @@ struct segmented_setup {
   std::size_t bins_offset[bins] = {};
   std::size_t long_offset = 0, block_segment_offset = 0, gaps_offset = 0, chunk_gap_offset = 0;
   std::size_t flag_totals_offset = 0, heads_offset = 0;
-  early_exit_layout engine;
+  locality_layout engine;
   std::size_t total_bytes = 0;
 
   // segments: most segments the description can make; longest: longest
@@ -206,7 +206,7 @@ struct segmented_setup {
     }
     flag_totals_offset = take(static_cast<std::size_t>(flag_blocks) * sizeof(unsigned long long));
     heads_offset = take(from_flags ? static_cast<std::size_t>(n) * sizeof(std::int64_t) : 0);
-    total_bytes = plan_early_exit_layout<merge_policy>(engine, offset, long_blocks > 0 ? n : 0, long_blocks,
+    total_bytes = plan_locality_layout<merge_policy>(engine, offset, long_blocks > 0 ? n : 0, long_blocks,
                                                       sizeof(Key), has_values<Value> ? sizeof(Value) : 0);
   }
 };
@@ -341,7 +341,7 @@ cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, voi
       const merge_buffers<Key, Value> buffers{keys_out, temp_at<Key>(temp, setup.engine.keys_offset), values_out,
                                               temp_at<Value>(temp, setup.engine.values_offset)};
       const merge_segment_list list{long_segments, block_segment, &control->long_blocks, &control->overflow, n, 0};
-      TILESORT_RETURN_IF_ERROR(launch_early_exit_merge<merge_policy>(keys_in, values_in, buffers, list,
+      TILESORT_RETURN_IF_ERROR(launch_locality_merge<merge_policy>(keys_in, values_in, buffers, list,
                                                                      setup.engine, temp, setup.passes,
                                                                      &control->merge, comp, stream));
     }
@@ -444,7 +444,7 @@ template <typename Policy, typename Key, typename Source, typename Sink, typenam
 cudaError_t sort_uniform_rows(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                               Source values_in, Sink values_out, std::int64_t n, std::int64_t length, Compare comp,
                               cudaStream_t stream, const sort_options& options) {
-  using merge_policy = early_exit_policy_for<Key, row_value_t<Source>>;
+  using merge_policy = locality_policy_for<Key, row_value_t<Source>>;
   if (d_temp == nullptr) {  // size query: nothing else happens
     temp_bytes = min_temp_bytes;
     return cudaSuccess;

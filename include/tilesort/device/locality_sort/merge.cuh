@@ -3,11 +3,11 @@
 // (each sorted on its own, tiles aligned to its first key). The decisions are
 // detail/merge_jobs.cuh (host-tested); this file holds the temp layout and
 // the launch sequence, the pieces are beside it:
-//   early_exit_policy.cuh     tuning, and where random keys' passes run
-//   early_exit_types.cuh      buffers, segment list, jobs, counters
-//   early_exit_blocksort.cuh  1. the blocksort kernel
-//   early_exit_phases.cuh     the passes kernel's phases
-//   early_exit_kernels.cuh    2. the passes kernel, 3. the dense passes, stats
+//   locality_policy.cuh     tuning, and where random keys' passes run
+//   locality_types.cuh      buffers, segment list, jobs, counters
+//   locality_blocksort.cuh  1. the blocksort kernel
+//   locality_phases.cuh     the passes kernel's phases
+//   locality_kernels.cuh    2. the passes kernel, 3. the dense passes, stats
 // Tuning history: docs/tuning/locality_sort.md.
 //
 // Launches (P = merge passes, bounded on the host by the longest possible
@@ -83,7 +83,7 @@ namespace tilesort::detail {
 
 // ------------------------------------------------------------------ host side
 // Temp storage of the passes for `blocks` blocksort entries at most.
-struct early_exit_layout {
+struct locality_layout {
   std::int64_t blocks = 0;        // bound on blocksort entries
   std::int64_t tiles = 0;         // merge-tile entries: k x blocks
   std::size_t keys_offset = 0;    // n keys (the temp buffer)
@@ -96,11 +96,11 @@ struct early_exit_layout {
 // returns the offset past them.
 // `cut_bytes`: the k-way dense passes' cuts, kept where the jobs would be.
 template <typename Policy>
-std::size_t plan_early_exit_layout(early_exit_layout& layout, std::size_t offset, std::int64_t n,
+std::size_t plan_locality_layout(locality_layout& layout, std::size_t offset, std::int64_t n,
                                    std::int64_t blocks, std::size_t key_bytes, std::size_t value_bytes,
                                    std::size_t cut_bytes = 0) {
   layout.blocks = blocks;
-  layout.tiles = blocks * early_exit_tiling<Policy>::merge_tiles_per_block;
+  layout.tiles = blocks * locality_tiling<Policy>::merge_tiles_per_block;
   auto take = [&](std::size_t bytes) {
     const std::size_t at = offset;
     offset = align_temp(offset + bytes);
@@ -169,7 +169,7 @@ cudaError_t resident_kway_grids(kway_pass_grids& grids) {
 // waves. Their cuts lie where the jobs would (no job is queued when they
 // run).
 template <typename Policy, typename Key, typename Value, typename Compare>
-cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffers, const kway_merge_sort_plan& plan,
+cudaError_t launch_locality_dense_kway(const merge_buffers<Key, Value>& buffers, const kway_merge_sort_plan& plan,
                                          merge_job* jobs, merge_control* control, bool dependent, Compare comp,
                                          cudaStream_t stream) {
   using base = typename Policy::base;
@@ -184,20 +184,20 @@ cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffer
   return cudaSuccess;
 }
 
-// The same passes in one cooperative launch (early_exit_dense_kway_kernel),
+// The same passes in one cooperative launch (locality_dense_kway_kernel),
 // below dense_kway_min_keys.
 template <typename Policy, typename Key, typename Value, typename Compare>
-cudaError_t launch_early_exit_dense_kway_kernel(const merge_buffers<Key, Value>& buffers,
+cudaError_t launch_locality_dense_kway_kernel(const merge_buffers<Key, Value>& buffers,
                                                 const kway_merge_sort_plan& plan, merge_job* jobs,
                                                 merge_control* control, bool dependent, Compare comp,
                                                 cudaStream_t stream) {
   using base = typename Policy::base;
   using storage = merge_sort_kway_storage<Key, Value, base::merge_tile_items>;
   static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-  early_exit_kway_shapes shapes;
+  locality_kway_shapes shapes;
   shapes.passes = plan.merge_passes;
   for (int p = 0; p < plan.merge_passes; ++p) shapes.pass[p] = plan.pass_shape(p);
-  auto* kernel = early_exit_dense_kway_kernel<Policy, Key, Value, Compare>;
+  auto* kernel = locality_dense_kway_kernel<Policy, Key, Value, Compare>;
   if constexpr (Policy::merge_prefers_shared)  // as the passes kernel before it
     TILESORT_RETURN_IF_ERROR(
         set_kernel_attribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
@@ -214,8 +214,8 @@ cudaError_t launch_early_exit_dense_kway_kernel(const merge_buffers<Key, Value>&
 // segment takes no dense passes either (the front door probed its keys), and
 // their kernels are not compiled.
 template <typename Policy, bool DensePasses = true, typename Key, typename Value, typename Compare>
-cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, const merge_buffers<Key, Value>& buffers,
-                                    const merge_segment_list& list, const early_exit_layout& layout, void* temp,
+cudaError_t launch_locality_merge(const Key* keys_in, const Value* values_in, const merge_buffers<Key, Value>& buffers,
+                                    const merge_segment_list& list, const locality_layout& layout, void* temp,
                                     int passes, merge_control* control, Compare comp, cudaStream_t stream) {
   if (layout.blocks <= 0) return cudaSuccess;
   if (passes > sort_stats::max_passes || layout.blocks > INT_MAX) return cudaErrorInvalidValue;
@@ -224,19 +224,19 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   merge_job* jobs = reinterpret_cast<merge_job*>(base + layout.jobs_offset);
   // One segment (locality sort): the dense passes, for random keys.
   static_assert(Policy::dense_kernel_min_keys <= Policy::dense_kway_min_keys, "the k-way passes follow the own kernel");
-  const dense_passes dense = early_exit_dense_choice<Policy>(DensePasses && list.segments == nullptr, list.n);
+  const dense_passes dense = locality_dense_choice<Policy>(DensePasses && list.segments == nullptr, list.n);
 
   // The k-way dense passes' plan (merge_passes 0: not these), worked out once.
   const kway_merge_sort_plan kway =
-      takes_kway_passes(dense) ? early_exit_dense_plan<Policy>(list.n) : kway_merge_sort_plan{};
+      takes_kway_passes(dense) ? locality_dense_plan<Policy>(list.n) : kway_merge_sort_plan{};
   if (kway.merge_passes > sort_stats::max_passes) return cudaErrorInvalidValue;
   // A locality sort's passes (`passes` is merge_passes_for(n) there).
-  const early_exit_list_passes list_passes{passes, takes_kway_passes(dense) ? kway.merge_passes : passes};
+  const locality_list_passes list_passes{passes, takes_kway_passes(dense) ? kway.merge_passes : passes};
 
   const auto blocksort = [&](auto shape) {
     using blocksort_policy = decltype(shape);
-    using shared = early_exit_blocksort_shared<blocksort_policy, Key, Value>;
-    auto* kernel = early_exit_blocksort_kernel<blocksort_policy, Key, Value, Compare>;
+    using shared = locality_blocksort_shared<blocksort_policy, Key, Value>;
+    auto* kernel = locality_blocksort_kernel<blocksort_policy, Key, Value, Compare>;
     TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared::bytes));
     kernel<<<static_cast<unsigned>(layout.blocks), blocksort_policy::block_threads, shared::bytes, stream>>>(
         keys_in, values_in, buffers, list, list_passes, locations, control, comp);
@@ -244,15 +244,15 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
   };
   if constexpr (Policy::wide_blocksort) {  // not where merge_sort's k-way passes may follow
     TILESORT_RETURN_IF_ERROR(dense == dense_passes::kway_kernels ? blocksort(Policy{})
-                                                                 : blocksort(early_exit_wide_blocksort<Policy>{}));
+                                                                 : blocksort(locality_wide_blocksort<Policy>{}));
   } else {
     TILESORT_RETURN_IF_ERROR(blocksort(Policy{}));
   }
   if (passes == 0) return cudaSuccess;  // every tile was written to keys_out
 
-  using storage_type = early_exit_merge_storage<Key, Value, Policy::merge_tile_items>;
+  using storage_type = locality_merge_storage<Key, Value, Policy::merge_tile_items>;
   static_assert(alignof(storage_type) <= 16, "dynamic shared memory is 16-byte aligned");
-  auto* kernel = early_exit_passes_kernel<Policy, Key, Value, Compare>;
+  auto* kernel = locality_passes_kernel<Policy, Key, Value, Compare>;
   if constexpr (Policy::merge_prefers_shared)
     TILESORT_RETURN_IF_ERROR(
         set_kernel_attribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
@@ -270,12 +270,12 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
     return cudaSuccess;
   } else if constexpr (Policy::base::merge_ways > 2) {
     if (dense == dense_passes::kway_kernels)
-      return launch_early_exit_dense_kway<Policy>(buffers, kway, jobs, control, dependent, comp, stream);
+      return launch_locality_dense_kway<Policy>(buffers, kway, jobs, control, dependent, comp, stream);
     if (dense == dense_passes::kway_kernel)
-      return launch_early_exit_dense_kway_kernel<Policy>(buffers, kway, jobs, control, dependent, comp, stream);
+      return launch_locality_dense_kway_kernel<Policy>(buffers, kway, jobs, control, dependent, comp, stream);
   } else {  // merge_ways == 2: the only items that take the own kernel
     if (dense != dense_passes::own_kernel) return cudaSuccess;
-    auto* dense_kernel = early_exit_dense_passes_kernel<Policy, Key, Value, Compare>;
+    auto* dense_kernel = locality_dense_passes_kernel<Policy, Key, Value, Compare>;
     TILESORT_RETURN_IF_ERROR(cooperative_grid(dense_kernel, Policy::merge_threads, sizeof(storage_type),
                                               Policy::dense_min_blocks,
                                               ceil_div(list.n, std::int64_t(Policy::merge_tile_items)), grid));

@@ -24,7 +24,7 @@ struct window_widths {
   int half[4];
 };
 template <typename Policy>
-TILESORT_HD constexpr window_widths early_exit_window_widths() {
+TILESORT_HD constexpr window_widths locality_window_widths() {
   constexpr int m = Policy::merge_tile_items;
   return {{m / Policy::window_divisors[0], m / Policy::window_divisors[1], m / Policy::window_divisors[2],
            m / Policy::window_divisors[3]}};
@@ -177,9 +177,9 @@ struct merge_control {
   // later passes do not run.
   unsigned needed_passes;
   // Blocksort tiles that looked local. None (random keys) in a locality
-  // sort: the dense passes (early_exit_dense_passes) sort them.
+  // sort: the dense passes (locality_dense_passes) sort them.
   unsigned local_tiles;
-  // The tiles each k-way dense pass has handed out (launch_early_exit_dense_kway).
+  // The tiles each k-way dense pass has handed out (launch_locality_dense_kway).
   unsigned kway_tiles_taken[sort_stats::max_passes];
   // Blocksort tiles that are not final after the blocksort: out of order in
   // the input, written to the temp buffer, or out of order with the tile
