@@ -17,8 +17,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../device/sort_stats.cuh"
 #include "config.cuh"
+#include "sort_algorithm.cuh"
 
 namespace tilesort::detail {
 

@@ -117,7 +117,7 @@ struct bitonic_sort_policy_for {
   // (their fields take registers of their own): both spill at 32 otherwise.
   static constexpr bool builtin = std::is_arithmetic_v<Key> || is_floating_key<Key>::value;
   static constexpr std::size_t key_bytes = builtin && sizeof(Key) < 4 ? 4 : sizeof(Key);
-  static constexpr std::size_t payload = key_bytes + (std::is_same_v<Value, no_value> ? 0 : sizeof(Value));
+  static constexpr std::size_t payload = key_bytes + value_bytes_of<Value>;
   static constexpr int by_bytes = payload <= 4 ? 32 : payload <= 8 ? 16 : payload <= 16 ? 8 : payload <= 32 ? 4 : 2;
   static constexpr int capped = builtin && sizeof(Key) < 4 && by_bytes > 16 ? 16 : by_bytes;
   static constexpr int items = builtin || capped == 2 ? capped : capped / 2;
@@ -386,12 +386,11 @@ cudaError_t bitonic_sort_run(const typename Policy::key_type* keys_in, typename 
                              std::int64_t n, Compare comp, cudaStream_t stream) {
   using Key = typename Policy::key_type;
   using Value = typename Policy::value_type;
-  constexpr bool has_values = !std::is_same_v<Value, no_value>;
   if (n == 0) return cudaSuccess;
   if (n == 1) {
     if (keys_out != keys_in)
       TILESORT_RETURN_IF_ERROR(cudaMemcpyAsync(keys_out, keys_in, sizeof(Key), cudaMemcpyDeviceToDevice, stream));
-    if constexpr (has_values) {
+    if constexpr (has_values<Value>) {
       if (values_out != values_in)
         TILESORT_RETURN_IF_ERROR(
             cudaMemcpyAsync(values_out, values_in, sizeof(Value), cudaMemcpyDeviceToDevice, stream));
@@ -445,13 +444,13 @@ cudaError_t bitonic_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const 
                                    typename Policy::key_type* keys_out, const typename Policy::value_type* values_in,
                                    typename Policy::value_type* values_out, std::int64_t n, Compare comp,
                                    cudaStream_t stream) {
-  constexpr bool has_values = !std::is_same_v<typename Policy::value_type, no_value>;
+  constexpr bool pairs = has_values<typename Policy::value_type>;
   if (n < 0) return cudaErrorInvalidValue;
   if (d_temp == nullptr) {
     temp_bytes = min_temp_bytes;
     return cudaSuccess;
   }
-  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values, n));
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, pairs, n));
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, min_temp_bytes));
   // The cluster launch is chosen here, not in bitonic_sort_run, so that the
   // tests' small policies still reach the multi-pass path at small n.

@@ -69,13 +69,13 @@ struct locality_setup {
     if (locality_dense_kway<policy>(n)) dense = locality_dense_plan<policy>(n);
     const auto cut_bytes = static_cast<std::size_t>(dense.partition_count()) * sizeof(std::int64_t);
     total_bytes = plan_locality_layout<policy>(layout, after_control, buffered, blocks, sizeof(Key),
-                                                 locality_has_values<Value> ? sizeof(Value) : 0, cut_bytes);
+                                                 value_bytes_of<Value>, cut_bytes);
   }
 };
 
 // Launch everything (arguments checked, n > 0; `temp` holds
 // setup.total_bytes). `Probed`: the front door's probe has zeroed the control
-// and written its verdict (merge_control::looks_sorted): no memset, and no
+// and written its verdict (merge_control::probe): no memset, and no
 // dense passes, which are there for random keys.
 template <bool Probed, typename Key, typename Value, typename Compare>
 cudaError_t locality_sort_launch(const locality_setup<Key, Value>& setup, void* temp, const Key* keys_in,
@@ -110,7 +110,7 @@ cudaError_t locality_sort_run(void* d_temp, std::size_t& temp_bytes, const Key* 
     temp_bytes = setup.total_bytes;
     return cudaSuccess;
   }
-  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, locality_has_values<Value>, n));
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values<Value>, n));
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, setup.total_bytes));
   using policy = typename locality_setup<Key, Value>::policy;
   auto* control = static_cast<merge_control*>(d_temp);

@@ -126,7 +126,7 @@ struct merge_sort_setup {
   merge_sort_temp_layout layout;
   explicit merge_sort_setup(std::int64_t n)
       : plan(make_plan(n)),
-        layout(make_merge_sort_temp_layout(plan, sizeof(Key), merge_sort_has_values<Value> ? sizeof(Value) : 0)) {}
+        layout(make_merge_sort_temp_layout(plan, sizeof(Key), value_bytes_of<Value>)) {}
 };
 
 // A merge sort behind a decision on the device (the front door's probe).
@@ -148,7 +148,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
                               Key* keys_out, const Value* values_in, Value* values_out, Compare comp,
                               cudaStream_t stream, const merge_sort_gate& gate = {}) {
   using policy = Policy;
-  constexpr bool pairs = merge_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   const auto& plan = setup.plan;
   const std::int64_t n = plan.n;
   if (n == 0) return cudaSuccess;
@@ -254,7 +254,7 @@ cudaError_t merge_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Ke
     temp_bytes = setup.layout.total_bytes;
     return cudaSuccess;
   }
-  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, merge_sort_has_values<Value>, n));
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values<Value>, n));
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, setup.layout.total_bytes));
   return merge_sort_launch(setup, d_temp, keys_in, keys_out, values_in, values_out, comp, stream);
 }
@@ -264,7 +264,7 @@ cudaError_t merge_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Ke
 template <typename Key, typename Value, typename Compare>
 cudaError_t merge_sort_allocating(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                   std::int64_t n, Compare comp, cudaStream_t stream) {
-  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, merge_sort_has_values<Value>, n));
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values<Value>, n));
   const merge_sort_setup<Key, Value> setup(n);
   if (setup.plan.merge_passes == 0)
     return merge_sort_launch(setup, nullptr, keys_in, keys_out, values_in, values_out, comp, stream);
@@ -294,7 +294,7 @@ cudaError_t merge_sort_allocating(const Key* keys_in, Key* keys_out, const Value
 /// @endcode
 template <typename Key, typename Value = void>
 constexpr int merge_sort_passes(std::int64_t n) {
-  using payload = std::conditional_t<std::is_void_v<Value>, detail::no_value, Value>;
+  using payload = detail::value_or_none<Value>;
   return detail::merge_sort_passes(detail::merge_sort_setup<Key, payload>::make_plan(n));
 }
 

@@ -150,11 +150,11 @@ struct sample_sort_policy {
 namespace detail {
 
 template <typename Key, typename Value>
-using sample_sort_policy_for = sample_sort_policy<sizeof(Key), sample_sort_has_values<Value> ? sizeof(Value) : 0>;
+using sample_sort_policy_for = sample_sort_policy<sizeof(Key), value_bytes_of<Value>>;
 
 template <typename Key, typename Value>
 sample_sort_plan make_sample_sort_plan_for(std::int64_t n) {
-  return make_sample_sort_plan(n, sizeof(Key), sample_sort_has_values<Value> ? sizeof(Value) : 0,
+  return make_sample_sort_plan(n, sizeof(Key), value_bytes_of<Value>,
                                sample_sort_policy_for<Key, Value>::shape());
 }
 
@@ -188,7 +188,7 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
                                const Value* values_in, Value* values_out, Compare comp, cudaStream_t stream,
                                const unsigned* skip = nullptr) {
   using policy = sample_sort_policy_for<Key, Value>;
-  constexpr bool pairs = sample_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   const std::int64_t n = plan.n;
   if (n == 0) return cudaSuccess;
   using bucket_storage = sample_sort_bucket_storage<Key, Value, policy>;
@@ -270,7 +270,7 @@ cudaError_t sample_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const K
     temp_bytes = plan.total_bytes;
     return cudaSuccess;
   }
-  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, sample_sort_has_values<Value>, n));
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values<Value>, n));
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, plan.total_bytes));
   return sample_sort_launch(plan, d_temp, keys_in, keys_out, values_in, values_out, comp, stream);
 }

@@ -207,7 +207,7 @@ struct segmented_setup {
     flag_totals_offset = take(static_cast<std::size_t>(flag_blocks) * sizeof(unsigned long long));
     heads_offset = take(from_flags ? static_cast<std::size_t>(n) * sizeof(std::int64_t) : 0);
     total_bytes = plan_locality_layout<merge_policy>(engine, offset, long_blocks > 0 ? n : 0, long_blocks,
-                                                      sizeof(Key), has_values<Value> ? sizeof(Value) : 0);
+                                                      sizeof(Key), value_bytes_of<Value>);
   }
 };
 

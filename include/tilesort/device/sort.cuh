@@ -54,7 +54,7 @@ __global__ void sort_choice_stats_kernel(sort_stats* stats, std::int64_t n, sort
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   sort_stats s{};
   s.n = n;
-  s.algorithm = control != nullptr && control->looks_sorted != 0 ? sort_algorithm::locality : algorithm;
+  s.algorithm = control != nullptr && control->probe.looks_sorted != 0 ? sort_algorithm::locality : algorithm;
   *stats = s;
 }
 
@@ -77,9 +77,9 @@ __global__ void __launch_bounds__(sort_probe_policy::threads)
   }
   if (threadIdx.x != 0) return;  // the zeroing above is visible to this thread: __syncthreads_count is a barrier
   if (probe_looks_sorted(descents)) {
-    control->looks_sorted = 1;
+    control->probe.looks_sorted = 1;
   } else {
-    control->looks_unsorted = 1;
+    control->probe.looks_unsorted = 1;
     control->local_tiles = 1;
     control->unfinished_tiles = 0;
   }
@@ -89,9 +89,8 @@ __global__ void __launch_bounds__(sort_probe_policy::threads)
 // (without a probe, or where the probe finds the keys unsorted).
 template <typename Key, typename Value, typename Compare>
 constexpr sort_algorithm front_door_choice(std::int64_t n) {
-  constexpr bool pairs = sample_sort_has_values<Value>;
-  return choose_sort_algorithm(n, sizeof(Key), pairs ? sizeof(Value) : 0,
-                               !pairs && equivalence_is_identity<Key, Compare>);
+  return choose_sort_algorithm(n, sizeof(Key), value_bytes_of<Value>,
+                               !has_values<Value> && equivalence_is_identity<Key, Compare>);
 }
 
 // Whether sort_keys / sort_pairs may probe keys of this type (a row with a
@@ -100,11 +99,10 @@ constexpr sort_algorithm front_door_choice(std::int64_t n) {
 template <typename Key, typename Value>
 inline constexpr bool front_door_may_probe =
     merge_sort_setup<Key, Value>::kway &&
-    sort_choice_for(sizeof(Key), sample_sort_has_values<Value> ? sizeof(Value) : 0).probe_from != probe_never;
+    sort_choice_for(sizeof(Key), value_bytes_of<Value>).probe_from != probe_never;
 template <typename Key, typename Value>
 constexpr bool front_door_probes(std::int64_t n) {
-  constexpr bool pairs = sample_sort_has_values<Value>;
-  return front_door_may_probe<Key, Value> && front_door_probes(n, sizeof(Key), pairs ? sizeof(Value) : 0);
+  return front_door_may_probe<Key, Value> && front_door_probes(n, sizeof(Key), value_bytes_of<Value>);
 }
 
 // Temp storage of the table's algorithm (the sample or the merge sort).
@@ -135,9 +133,9 @@ cudaError_t sort_probed(sort_algorithm algorithm, void* d_temp, std::size_t& tem
   // k-way passes are persistent, with the control's zeroed counters.
   const merge_sort_setup<Key, Value> merge(n);
   merge_sort_gate gate;
-  gate.skip_unless_zero = &control->looks_sorted;
+  gate.skip_unless_zero = &control->probe.looks_sorted;
   if (algorithm == sort_algorithm::merge && n >= sort_probe_policy::persistent_merge_from) {
-    if (merge.plan.merge_passes > sort_stats::max_passes) return cudaErrorInvalidValue;
+    if (merge.plan.merge_passes > max_merge_passes) return cudaErrorInvalidValue;
     using merge_policy = typename merge_sort_setup<Key, Value>::policy;
     TILESORT_RETURN_IF_ERROR((resident_kway_grids<merge_policy, Key, Value, Compare>(gate.most)));
     gate.tiles_taken = control->kway_tiles_taken;
@@ -161,7 +159,7 @@ cudaError_t sort_front_door(void* d_temp, std::size_t& temp_bytes, const Key* ke
                             const Value* values_in, Value* values_out, std::int64_t n, Compare comp,
                             cudaStream_t stream, const sort_options& options) {
   if (n < 0) return cudaErrorInvalidValue;
-  constexpr bool pairs = sample_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   const sort_algorithm algorithm = front_door_choice<Key, Value, Compare>(n);
   const bool probes = front_door_probes<Key, Value>(n);
   cudaError_t error = cudaSuccess;

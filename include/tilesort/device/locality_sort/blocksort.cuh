@@ -197,7 +197,7 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
   using tiling = locality_tiling<Policy>;
   __shared__ locality_tile_state state;
   const std::int64_t block = blockIdx.x;
-  if (block >= list.blocks() || control->looks_unsorted != 0) return;
+  if (block >= list.blocks() || control->probe.looks_unsorted != 0) return;
   if (threadIdx.x == 0) {
     const merge_segment segment = list.segment_of_block(block);
     state.begin = tiling::block_begin(segment, block);

@@ -119,7 +119,7 @@ __device__ __noinline__ void locality_dense_merges(const Key* keys_src, Key* key
 // constant bank like merge_sort's per-pass shapes, not held in registers).
 struct locality_kway_shapes {
   int passes = 0;
-  kway_pass_shape pass[sort_stats::max_passes];
+  kway_pass_shape pass[max_merge_passes];
 };
 
 // merge_sort's k-way passes in one cooperative launch of resident blocks
@@ -229,7 +229,7 @@ __global__ void locality_stats_kernel(sort_stats* stats, const merge_control* co
   s.full_pass_tiles = n > 0 ? (n - 1) / tile_items + 1 : 0;
   s.direct_segments = direct_segments ? static_cast<std::int64_t>(*direct_segments) : host_direct_segments;
   s.direct_keys = direct_keys ? static_cast<std::int64_t>(*direct_keys) : host_direct_keys;
-  s.merge_passes = passes < sort_stats::max_passes ? passes : sort_stats::max_passes;
+  s.merge_passes = passes < max_merge_passes ? passes : max_merge_passes;
   if (control) {
     s.blocksort_tiles = static_cast<std::int64_t>(control->blocksort_tiles);
     s.presorted_tiles = static_cast<std::int64_t>(control->presorted_tiles);
@@ -245,7 +245,7 @@ __global__ void locality_stats_kernel(sort_stats* stats, const merge_control* co
     s.final_copy_tiles = static_cast<std::int64_t>(control->final_copy_tiles);
     s.final_copy_keys = static_cast<std::int64_t>(control->final_copy_keys);
     if (dense.merge_passes > 0 && control->local_tiles == 0) {  // merge_sort's k-way passes ran
-      s.merge_passes = dense.merge_passes < sort_stats::max_passes ? dense.merge_passes : sort_stats::max_passes;
+      s.merge_passes = dense.merge_passes < max_merge_passes ? dense.merge_passes : max_merge_passes;
       for (int p = 0; p < s.merge_passes; ++p) {
         const kway_pass_shape shape = dense.pass_shape(p);
         s.pass[p].merge_tiles = (shape.groups - 1) * shape.cuts_per_group + shape.last_group_cuts;

@@ -218,7 +218,7 @@ cudaError_t launch_locality_merge(const Key* keys_in, const Value* values_in, co
                                     const merge_segment_list& list, const locality_layout& layout, void* temp,
                                     int passes, merge_control* control, Compare comp, cudaStream_t stream) {
   if (layout.blocks <= 0) return cudaSuccess;
-  if (passes > sort_stats::max_passes || layout.blocks > INT_MAX) return cudaErrorInvalidValue;
+  if (passes > max_merge_passes || layout.blocks > INT_MAX) return cudaErrorInvalidValue;
   char* base = static_cast<char*>(temp);
   std::uint8_t* locations = reinterpret_cast<std::uint8_t*>(base + layout.locations_offset);
   merge_job* jobs = reinterpret_cast<merge_job*>(base + layout.jobs_offset);
@@ -229,7 +229,7 @@ cudaError_t launch_locality_merge(const Key* keys_in, const Value* values_in, co
   // The k-way dense passes' plan (merge_passes 0: not these), worked out once.
   const kway_merge_sort_plan kway =
       takes_kway_passes(dense) ? locality_dense_plan<Policy>(list.n) : kway_merge_sort_plan{};
-  if (kway.merge_passes > sort_stats::max_passes) return cudaErrorInvalidValue;
+  if (kway.merge_passes > max_merge_passes) return cudaErrorInvalidValue;
   // A locality sort's passes (`passes` is merge_passes_for(n) there).
   const locality_list_passes list_passes{passes, takes_kway_passes(dense) ? kway.merge_passes : passes};
 

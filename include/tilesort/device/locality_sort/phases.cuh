@@ -171,7 +171,7 @@ __device__ __noinline__ void locality_plan_jobs(std::int64_t job_block, std::int
   const bool queue_merge = (kind & 1u) != 0, queue_window = (kind & 2u) != 0;
   const merge_job mine = threadIdx.x < groups ? decided_jobs[threadIdx.x] : merge_job{};
   const unsigned next_mix = __reduce_or_sync(0xffffffffu, kind >> 2);
-  if (threadIdx.x == 0 && next_mix != 0 && pass + 1 < sort_stats::max_passes)
+  if (threadIdx.x == 0 && next_mix != 0 && pass + 1 < max_merge_passes)
     atomicOr(&control->pass[pass + 1].location_mix, next_mix);
   merge_pass_control& counters = control->pass[pass];
   const unsigned slot = warp_reserve(&counters.job_count, queue_merge || queue_window);
@@ -204,7 +204,7 @@ TILESORT_DEVICE void locality_merge_slices(Storage& storage, const merge_buffers
                                              const merge_job& job, Compare comp) {
   constexpr int threads = Policy::merge_threads;
   constexpr int items = Policy::merge_items;
-  constexpr bool pairs = locality_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   Key* keys_dst = buffers.keys(job.destination);
   Value* values_dst = buffers.values(job.destination);
   const int count = job.count;
@@ -328,7 +328,7 @@ TILESORT_UNROLL
       }
     };
     copy(buffers.keys_temp, buffers.keys_out);
-    if constexpr (locality_has_values<Value>) copy(buffers.values_temp, buffers.values_out);
+    if constexpr (has_values<Value>) copy(buffers.values_temp, buffers.values_out);
     ++copied_tiles;
     copied_keys += static_cast<unsigned long long>(count);
   }

@@ -125,11 +125,8 @@ struct locality_wide_blocksort : Policy {
 
 extern __shared__ __align__(16) unsigned char locality_smem[];
 
-template <typename Value>
-inline constexpr bool locality_has_values = !std::is_same_v<Value, no_value>;
-
 template <typename Key, typename Value>
-using locality_policy_for = locality_sort_policy<sizeof(Key), locality_has_values<Value> ? sizeof(Value) : 0>;
+using locality_policy_for = locality_sort_policy<sizeof(Key), value_bytes_of<Value>>;
 
 template <typename Policy>
 using locality_tiling = merge_tiling<Policy::tile_items, Policy::merge_tile_items>;

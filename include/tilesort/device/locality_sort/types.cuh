@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "../../detail/config.cuh"
+#include "../../detail/control.cuh"
 #include "../../detail/merge_jobs.cuh"
 #include "../../warp/warp_shuffle.cuh"
 #include "policy.cuh"
@@ -152,54 +153,6 @@ TILESORT_DEVICE merge_job window_job(std::int64_t begin, std::int64_t interface,
   return {begin,    interface, begin,    static_cast<std::uint16_t>(end - begin), a_count, a_count, 0, location,
           location, location,  location, location};
 }
-
-struct merge_pass_control {
-  unsigned long long merge_tiles;
-  unsigned long long window_merges;
-  unsigned long long merged_keys;
-  unsigned job_count;  // jobs queued by the job (or boundary) phase
-  // Bit l set: some tile of this pass's input lies in buffer l (written by
-  // the blocksort for pass 0, by the job phase of the pass before for the
-  // others). One bit alone: every key is in that buffer (uniform_location).
-  unsigned location_mix;
-};
-
-// Counters of one sort; zeroed (cudaMemsetAsync) before the first kernel.
-struct merge_control {
-  merge_pass_control boundary;  // the window merges at blocksort-tile boundaries, before pass 0
-  merge_pass_control pass[sort_stats::max_passes];
-  // Blocksort-tile boundaries inside a segment whose keys are out of order
-  // after the blocksort and that no boundary window fixes (the boundary
-  // phase counts them). None: every segment is sorted after the boundary
-  // windows, and no pass runs.
-  unsigned out_of_order_boundaries;
-  // The most merge passes any segment needs (the blocksort records it):
-  // later passes do not run.
-  unsigned needed_passes;
-  // Blocksort tiles that looked local. None (random keys) in a locality
-  // sort: the dense passes (locality_dense_passes) sort them.
-  unsigned local_tiles;
-  // The tiles each k-way dense pass has handed out (launch_locality_dense_kway).
-  unsigned kway_tiles_taken[sort_stats::max_passes];
-  // Blocksort tiles that are not final after the blocksort: out of order in
-  // the input, written to the temp buffer, or out of order with the tile
-  // before them in their segment. None (sorted input): the passes kernel
-  // returns at once.
-  unsigned unfinished_tiles;
-  unsigned long long blocksort_tiles;
-  unsigned long long presorted_tiles;
-  unsigned long long blocksort_keys;
-  unsigned long long final_copy_tiles;
-  unsigned long long final_copy_keys;
-  unsigned barrier_arrivals;  // the passes kernel's grid_barrier
-  // The front door's probe (device/sort.cuh), which zeroes this struct in
-  // place of the memset: `looks_sorted` set, this locality sort runs and the
-  // other sort's kernels return at once (this is their skip word);
-  // `looks_unsorted` set, the blocksort returns at once and the probe's
-  // local_tiles = 1, unfinished_tiles = 0 stop every kernel after it.
-  unsigned looks_sorted;
-  unsigned looks_unsorted;
-};
 
 // Sum of `value` over the warp, added to *total by lane 0 (all lanes call it).
 TILESORT_DEVICE void warp_add(unsigned long long* total, unsigned long long value) {

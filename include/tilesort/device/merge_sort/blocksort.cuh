@@ -73,7 +73,7 @@ TILESORT_UNROLL
 // ------------------------------------------------------------------ blocksort
 template <typename Key, typename Value, int Threads, int Items>
 struct merge_sort_blocksort_parts {
-  static constexpr bool pairs = merge_sort_has_values<Value>;
+  static constexpr bool pairs = has_values<Value>;
   static constexpr int warps = Threads / 32;
   static constexpr int warp_items = 32 * Items;
   using sort_type = block_sort<Key, Threads, Items, std::conditional_t<pairs, Value, void>>;

@@ -94,7 +94,7 @@ struct padded_list {
 
 template <typename Key, typename Value, int TileItems>
 struct merge_sort_kway_storage {
-  static constexpr bool pairs = merge_sort_has_values<Value>;
+  static constexpr bool pairs = has_values<Value>;
   Key keys[transpose_slots<Key>(TileItems)];                    // the tile, padded
   int sources[pairs ? transpose_slots<int>(TileItems) : 1];     // where each key was loaded
   Value values[pairs ? TileItems : 1];                          // as loaded
@@ -144,7 +144,7 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
   constexpr int K = Policy::merge_ways;
   constexpr int Threads = Policy::merge_threads;
   constexpr int Items = Policy::merge_items;
-  constexpr bool pairs = merge_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   // Padded slots without per-item arithmetic: a thread's blocked run of Items
   // never crosses a pad, and striped items lie a fixed number of slots apart.
   static_assert(transpose_pad_period<Key> % Items == 0 && transpose_pad_period<int> % Items == 0 &&

@@ -83,9 +83,6 @@ struct merge_sort_policy {
 
 namespace detail {
 
-template <typename Value>
-inline constexpr bool merge_sort_has_values = !std::is_same_v<Value, no_value>;
-
 // The blocksort shape of small sorts (n <= Policy::small_threads x small_items).
 template <typename Policy>
 struct merge_sort_small_policy {
@@ -96,7 +93,7 @@ struct merge_sort_small_policy {
 };
 
 template <typename Key, typename Value>
-using merge_sort_policy_for = merge_sort_policy<sizeof(Key), merge_sort_has_values<Value> ? sizeof(Value) : 0>;
+using merge_sort_policy_for = merge_sort_policy<sizeof(Key), value_bytes_of<Value>>;
 
 // Both kernels take their shared memory dynamically (the blocksort's can pass
 // 48 KB); one declaration so that every instantiation agrees on it.

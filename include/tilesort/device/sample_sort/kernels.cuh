@@ -44,9 +44,6 @@
 
 namespace tilesort::detail {
 
-template <typename Value>
-inline constexpr bool sample_sort_has_values = !std::is_same_v<Value, no_value>;
-
 extern __shared__ __align__(16) unsigned char sample_sort_smem[];
 
 // ------------------------------------------------------------------ block scan
@@ -357,7 +354,7 @@ struct sample_sort_scatter_storage {
   static constexpr int tile = Policy::scatter_tile;
   static constexpr int warps = Policy::scatter_threads / 32;
   static constexpr int max_buckets = sample_sort_buckets(Policy::max_levels);
-  static constexpr bool pairs = sample_sort_has_values<Value>;
+  static constexpr bool pairs = has_values<Value>;
   sample_sort_tree<Key, Policy::max_levels> tree;
   std::int64_t next[max_buckets];  // this block's next output position in each bucket
   std::int64_t warp_sums[warps + 1];
@@ -523,7 +520,7 @@ TILESORT_DEVICE void sample_sort_sort_tile(typename sample_sort_tile_parts<Key, 
 template <int Threads, int Items, typename Key, typename Value, typename Compare>
 TILESORT_DEVICE void sample_sort_merge_runs(const Key* a_keys, const Value* a_values, std::int64_t a_len,
                                             std::int64_t b_len, Key* keys_dst, Value* values_dst, Compare comp) {
-  constexpr bool pairs = sample_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   const Key* b_keys = a_keys + a_len;
   const Value* b_values = pairs ? a_values + a_len : a_values;
   const std::int64_t total = a_len + b_len;
@@ -558,7 +555,7 @@ TILESORT_DEVICE void sample_sort_one_bucket(sample_sort_bucket_storage<Key, Valu
                                             const Value* values_src, Key* keys_dst, Value* values_dst, Key* keys_spare,
                                             Value* values_spare, std::int64_t begin, std::int64_t end, Compare comp) {
   constexpr int threads = Policy::bucket_threads, items = Policy::bucket_items, tile = Policy::bucket_tile;
-  constexpr bool pairs = sample_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   const std::int64_t size = end - begin;
   if (size <= 0) return;
   keys_src += begin;
@@ -664,7 +661,7 @@ __global__ void __launch_bounds__(Policy::bucket_threads, Policy::bucket_blocks_
                               const sample_sort_bucket_info* infos, const sample_sort_group* groups,
                               sample_sort_plan plan, const unsigned* skip_unless_zero, Compare comp) {
   if (skip_requested(skip_unless_zero)) return;
-  constexpr bool pairs = sample_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   using storage_type = sample_sort_bucket_storage<Key, Value, Policy>;
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
   // The block's ranges: [begin, end) from `first`, every `step`-th of `ranges`.

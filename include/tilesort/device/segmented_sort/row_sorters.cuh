@@ -54,8 +54,7 @@ struct uniform_segments_policy {
     int items;    ///< keys per thread
   };
   /// sizeof(Value), 0 for keys only.
-  static constexpr std::size_t value_bytes =
-      std::is_void_v<Value> ? 0 : sizeof(std::conditional_t<std::is_void_v<Value>, char, Value>);
+  static constexpr std::size_t value_bytes = detail::value_bytes_of<Value>;
   static constexpr bool pairs = value_bytes > 0;                 ///< values travel with the keys
   static constexpr bool wide = sizeof(Key) + value_bytes > 8;    ///< items over 8 bytes: half the items per thread
   static constexpr int warp_block_threads = 128;                 ///< threads per block of the warp-per-row kernel
@@ -125,9 +124,6 @@ TILESORT_HD row_slice slice_of_row(std::int64_t row, std::int64_t length, std::i
   s.mine = rest <= 0 ? 0 : (rest < items ? rest : items);
   return s;
 }
-
-template <typename Value>
-inline constexpr bool has_values = !std::is_same_v<Value, no_value>;
 
 // Where a row sorter's values come from and where they go. A source is a
 // pointer (an array beside the keys) or row_positions: each key's position
