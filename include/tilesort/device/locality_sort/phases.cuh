@@ -22,6 +22,7 @@
 #include "../../detail/config.cuh"
 #include "../../detail/merge_jobs.cuh"
 #include "../../detail/merge_path.cuh"
+#include "../../warp/warp_atomics.cuh"
 #include "types.cuh"
 #include "../merge_sort/kway.cuh"
 

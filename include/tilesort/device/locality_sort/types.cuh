@@ -14,7 +14,6 @@
 #include "../../detail/config.cuh"
 #include "../../detail/control.cuh"
 #include "../../detail/merge_jobs.cuh"
-#include "../../warp/warp_shuffle.cuh"
 #include "policy.cuh"
 #include "../sort_stats.cuh"
 
@@ -154,23 +153,4 @@ TILESORT_DEVICE merge_job window_job(std::int64_t begin, std::int64_t interface,
           location, location,  location, location};
 }
 
-// Sum of `value` over the warp, added to *total by lane 0 (all lanes call it).
-TILESORT_DEVICE void warp_add(unsigned long long* total, unsigned long long value) {
-TILESORT_UNROLL
-  for (int mask = 16; mask > 0; mask >>= 1) value += __shfl_xor_sync(0xffffffffu, value, mask);
-  if (lane_id() == 0 && value != 0) atomicAdd(total, value);
-}
-
-// Reserve one slot per lane with `wants` in the queue behind *count (one
-// atomic per warp); returns this lane's slot (meaningless where !wants).
-// All lanes of the warp call it.
-TILESORT_DEVICE unsigned warp_reserve(unsigned* count, bool wants) {
-  const unsigned ballot = __ballot_sync(0xffffffffu, wants);
-  if (ballot == 0) return 0;
-  const int lane = lane_id();
-  unsigned base = 0;
-  if (lane == 0) base = atomicAdd(count, static_cast<unsigned>(__popc(ballot)));
-  base = __shfl_sync(0xffffffffu, base, 0);
-  return base + static_cast<unsigned>(__popc(ballot & ((1u << lane) - 1u)));
-}
 }  // namespace tilesort::detail

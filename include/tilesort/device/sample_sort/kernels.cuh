@@ -34,54 +34,19 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "../../block/block_scan.cuh"
 #include "../../block/block_sort.cuh"
 #include "../../detail/config.cuh"
 #include "../../detail/launch.cuh"
 #include "../../detail/merge_path.cuh"
 #include "../../detail/sample_sort_plan.cuh"
 #include "../../thread/thread_sort.cuh"
+#include "../../warp/warp_peers.cuh"
 #include "../merge_sort/blocksort.cuh"
 
 namespace tilesort::detail {
 
 extern __shared__ __align__(16) unsigned char sample_sort_smem[];
-
-// ------------------------------------------------------------------ block scan
-// Exclusive sum over the block of one 64-bit number per thread; `total` gets
-// the block's sum. `warp_sums` holds Threads / 32 + 1 entries of shared memory;
-// every thread of the block calls this (it has barriers).
-template <int Threads>
-TILESORT_DEVICE std::int64_t block_exclusive_sum(std::int64_t x, std::int64_t* warp_sums, std::int64_t& total) {
-  static_assert(Threads % 32 == 0 && Threads <= 1024, "whole warps, at most 32");
-  constexpr int warps = Threads / 32;
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  const int warp = static_cast<int>(threadIdx.x / 32);
-  std::int64_t inclusive = x;
-#pragma unroll
-  for (int offset = 1; offset < 32; offset *= 2) {
-    const std::int64_t y = __shfl_up_sync(0xffffffffu, inclusive, offset);
-    if (lane >= offset) inclusive += y;
-  }
-  if (lane == 31) warp_sums[warp] = inclusive;
-  __syncthreads();
-  if (warp == 0) {
-    const std::int64_t mine = lane < warps ? warp_sums[lane] : 0;
-    std::int64_t scan = mine;
-#pragma unroll
-    for (int offset = 1; offset < 32; offset *= 2) {
-      const std::int64_t y = __shfl_up_sync(0xffffffffu, scan, offset);
-      if (lane >= offset) scan += y;
-    }
-    if (lane < warps) warp_sums[lane] = scan - mine;
-    if (lane == warps - 1) warp_sums[warps] = scan;
-  }
-  __syncthreads();
-  const std::int64_t prefix = warp_sums[warp] + inclusive - x;
-  total = warp_sums[warps];
-  __syncthreads();  // warp_sums may be reused at once
-  return prefix;
-}
-
 
 // ------------------------------------------------------------------ sample
 template <typename Key, int Threads, int Items>
@@ -367,18 +332,6 @@ struct sample_sort_scatter_storage {
   std::conditional_t<pairs, Value, char> staged_values[pairs ? tile : 1];
 };
 
-// The lanes of the warp whose `label` (below 2^bits) equals the caller's: one
-// ballot per bit (cheaper than __match_any_sync on sm_90); every lane calls.
-TILESORT_DEVICE unsigned sample_sort_warp_peers(int label, int bits) {
-  unsigned peers = 0xffffffffu;
-  for (int bit = 0; bit < bits; ++bit) {
-    const bool set = (label >> bit) & 1;
-    const unsigned ballot = __ballot_sync(0xffffffffu, set);
-    peers &= set ? ballot : ~ballot;
-  }
-  return peers;
-}
-
 // infos null: level 1, input -> temp; else level 2, temp -> output.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_blocks_per_sm)
@@ -424,7 +377,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
       // barrier between them); the shuffle waits for it, so step k's
       // places are taken before step k + 1's.
       const bool live = sample_sort_tile_index<items>(k) < valid;
-      const unsigned peers = sample_sort_warp_peers(live ? buckets[k] : job.buckets, job.levels + 1);
+      const unsigned peers = warp_peers(live ? buckets[k] : job.buckets, job.levels + 1);
       const int leader = __ffs(peers) - 1;
       unsigned before = 0;
       if (live && lane == leader) before = atomicAdd(&storage.warp_counts[warp][buckets[k]], unsigned(__popc(peers)));
