@@ -43,7 +43,6 @@
 #include "../block/bitonic_tile.cuh"
 #include "../comparators.cuh"
 #include "../detail/bitonic_plan.cuh"
-#include "../detail/capture_mode.cuh"
 #include "../detail/config.cuh"
 #include "../detail/launch.cuh"
 #include "../detail/error.cuh"
@@ -268,12 +267,11 @@ __global__ void __launch_bounds__(Tile::threads)
 
 // ---------------------------------------------------------------- host side
 // More than 48 KB of dynamic shared memory must be allowed per kernel and
-// device first, and so must clusters of more than 8 blocks. The calls are not
-// stream-ordered; relaxed capture mode around them keeps them legal while the
-// caller captures a graph, in any capture mode. They are made once per kernel
-// and device (a host call on every pass would add to the latency of small
-// sorts); `again` forces them, for a launch that was refused because the
-// device was reset since.
+// device first (allow_dynamic_shared_memory), and so must clusters of more
+// than 8 blocks; both are capture-safe (detail/launch.cuh). They are made
+// once per kernel and device (a host call on every pass would add to the
+// latency of small sorts); `again` forces them, for a launch that was
+// refused because the device was reset since.
 template <auto Kernel>
 cudaError_t bitonic_kernel_attributes(std::size_t bytes, bool clusters, bool again) {
   if (bytes <= 48 * 1024 && !clusters) return cudaSuccess;
@@ -282,11 +280,8 @@ cudaError_t bitonic_kernel_attributes(std::size_t bytes, bool clusters, bool aga
   TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
   const std::uint64_t bit = device < 64 ? std::uint64_t(1) << device : 0;
   if (!again && (devices_done.load(std::memory_order_acquire) & bit) != 0) return cudaSuccess;
-  TILESORT_RETURN_IF_ERROR(in_relaxed_capture_mode([&] {
-    TILESORT_RETURN_IF_ERROR(
-        cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-    return clusters ? cudaFuncSetAttribute(Kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) : cudaSuccess;
-  }));
+  TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(Kernel, bytes));
+  if (clusters) TILESORT_RETURN_IF_ERROR(set_kernel_attribute(Kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   devices_done.fetch_or(bit, std::memory_order_release);
   return cudaSuccess;
 }

@@ -114,13 +114,13 @@ cudaError_t locality_sort_run(void* d_temp, std::size_t& temp_bytes, const Key* 
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, setup.total_bytes));
   using policy = typename locality_setup<Key, Value>::policy;
   auto* control = static_cast<merge_control*>(d_temp);
-  if (n == 0)
-    return write_sort_stats(options.stats, nullptr, 0, policy::merge_tile_items, policy::tile_items, 0, nullptr,
-                            nullptr, 0, 0, stream);
+  locality_stats_inputs stats = merge_stats_inputs<policy>(n);
+  if (n == 0) return write_sort_stats(options.stats, stats, stream);
   TILESORT_RETURN_IF_ERROR(
       locality_sort_launch<false>(setup, d_temp, keys_in, keys_out, values_in, values_out, comp, stream));
-  return write_sort_stats(options.stats, control, n, policy::merge_tile_items, policy::tile_items, setup.passes,
-                          nullptr, nullptr, 0, 0, stream, setup.dense);
+  stats.control = control;
+  stats.passes = setup.passes;
+  return write_sort_stats(options.stats, stats, stream, setup.dense);
 }
 
 }  // namespace detail

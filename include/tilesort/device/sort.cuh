@@ -141,9 +141,8 @@ cudaError_t sort_probed(sort_algorithm algorithm, void* d_temp, std::size_t& tem
     gate.tiles_taken = control->kway_tiles_taken;
   }
   using locality_policy = typename locality_setup<Key, Value>::policy;
-  sort_probe_kernel<<<1, sort_probe_policy::threads, 0, stream>>>(keys_in, n, std::int64_t(locality_policy::tile_items),
-                                                                   control, comp);
-  TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+  TILESORT_RETURN_IF_ERROR(launch_kernel(sort_probe_kernel<Key, Compare>, 1, sort_probe_policy::threads, 0, stream,
+                                         false, keys_in, n, std::int64_t(locality_policy::tile_items), control, comp));
   TILESORT_RETURN_IF_ERROR(
       locality_sort_launch<true>(locality, d_temp, keys_in, keys_out, values_in, values_out, comp, stream));
   void* table_temp = static_cast<char*>(d_temp) + control_bytes;
@@ -180,9 +179,8 @@ cudaError_t sort_front_door(void* d_temp, std::size_t& temp_bytes, const Key* ke
     error = merge_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, comp, stream);
   }
   if (d_temp == nullptr || error != cudaSuccess || options.stats == nullptr) return error;
-  sort_choice_stats_kernel<><<<1, 32, 0, stream>>>(options.stats, n, algorithm,
-                                                   probes ? static_cast<const merge_control*>(d_temp) : nullptr);
-  return cudaGetLastError();
+  return launch_kernel(sort_choice_stats_kernel<>, 1, 32, 0, stream, false, options.stats, n, algorithm,
+                       probes ? static_cast<const merge_control*>(d_temp) : nullptr);
 }
 
 }  // namespace detail

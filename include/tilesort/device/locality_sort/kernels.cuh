@@ -211,24 +211,48 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 }
 
 // ------------------------------------------------------------------ statistics
+// What the statistics kernel reads: the merge's counters (null: no merge
+// ran), its shape, and the segmented sort's direct sorts, as device
+// counters or, where they are null, numbers known on the host.
+struct locality_stats_inputs {
+  const merge_control* control = nullptr;
+  std::int64_t n = 0;
+  int tile_items = 0;       // keys per merge tile
+  int blocksort_items = 0;  // keys per blocksort tile
+  int passes = 0;           // merge passes launched
+  const unsigned long long* direct_segments = nullptr;
+  const unsigned long long* direct_keys = nullptr;
+  std::int64_t host_direct_segments = 0;
+  std::int64_t host_direct_keys = 0;
+};
+
+// The statistics of n keys with merge tiles of Policy, before any counter.
+template <typename Policy>
+locality_stats_inputs merge_stats_inputs(std::int64_t n) {
+  locality_stats_inputs inputs;
+  inputs.n = n;
+  inputs.tile_items = Policy::merge_tile_items;
+  inputs.blocksort_items = Policy::tile_items;
+  return inputs;
+}
+
 // Writes *stats from the counters (one thread). Segmented sort adds the
 // counts of its direct sorts (device counters, or known on the host).
 // `dense`: the k-way dense passes of a locality sort (merge_passes 0: none),
 // which count when no blocksort tile looked local.
 template <int Unused = 0>
-__global__ void locality_stats_kernel(sort_stats* stats, const merge_control* control, std::int64_t n,
-                                        int tile_items, int blocksort_items, int passes,
-                                        const unsigned long long* direct_segments,
-                                        const unsigned long long* direct_keys, std::int64_t host_direct_segments,
-                                        std::int64_t host_direct_keys, kway_merge_sort_plan dense) {
+__global__ void locality_stats_kernel(sort_stats* stats, locality_stats_inputs in, kway_merge_sort_plan dense) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  const merge_control* control = in.control;
+  const std::int64_t n = in.n;
+  const int tile_items = in.tile_items, passes = in.passes;
   sort_stats s{};
   s.n = n;
   s.tile_items = tile_items;
-  s.blocksort_items = blocksort_items;
+  s.blocksort_items = in.blocksort_items;
   s.full_pass_tiles = n > 0 ? (n - 1) / tile_items + 1 : 0;
-  s.direct_segments = direct_segments ? static_cast<std::int64_t>(*direct_segments) : host_direct_segments;
-  s.direct_keys = direct_keys ? static_cast<std::int64_t>(*direct_keys) : host_direct_keys;
+  s.direct_segments = in.direct_segments ? static_cast<std::int64_t>(*in.direct_segments) : in.host_direct_segments;
+  s.direct_keys = in.direct_keys ? static_cast<std::int64_t>(*in.direct_keys) : in.host_direct_keys;
   s.merge_passes = passes < max_merge_passes ? passes : max_merge_passes;
   if (control) {
     s.blocksort_tiles = static_cast<std::int64_t>(control->blocksort_tiles);
@@ -260,15 +284,10 @@ __global__ void locality_stats_kernel(sort_stats* stats, const merge_control* co
 }
 
 // Enqueue the statistics kernel when the caller asked for statistics.
-inline cudaError_t write_sort_stats(sort_stats* stats, const merge_control* control, std::int64_t n, int tile_items,
-                                    int blocksort_items, int passes, const unsigned long long* direct_segments,
-                                    const unsigned long long* direct_keys, std::int64_t host_direct_segments,
-                                    std::int64_t host_direct_keys, cudaStream_t stream,
+inline cudaError_t write_sort_stats(sort_stats* stats, const locality_stats_inputs& inputs, cudaStream_t stream,
                                     const kway_merge_sort_plan& dense = {}) {
   if (stats == nullptr) return cudaSuccess;
-  locality_stats_kernel<><<<1, 32, 0, stream>>>(stats, control, n, tile_items, blocksort_items, passes,
-                                                   direct_segments, direct_keys, host_direct_segments,
-                                                   host_direct_keys, dense);
-  return cudaGetLastError();
+  return launch_kernel(locality_stats_kernel<>, 1, 32, 0, stream, false, stats, inputs, dense);
 }
+
 }  // namespace tilesort::detail

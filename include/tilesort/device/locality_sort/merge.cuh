@@ -74,7 +74,7 @@
 #include "../../thread/thread_sort.cuh"
 #include "../../warp/warp_shuffle.cuh"
 #include "../../detail/merge_sort_plan.cuh"
-#include "../merge_sort.cuh"  // merge_sort_allow_smem, launch_kway_pass
+#include "../merge_sort/kway.cuh"
 #include "../sort_stats.cuh"
 #include "kernels.cuh"
 #include "policy.cuh"
@@ -112,53 +112,6 @@ std::size_t plan_locality_layout(locality_layout& layout, std::size_t offset, st
   const std::size_t job_bytes = static_cast<std::size_t>(layout.tiles) * sizeof(merge_job);
   layout.jobs_offset = take(job_bytes > cut_bytes ? job_bytes : cut_bytes);
   return offset;
-}
-
-inline cudaError_t device_sm_count(int& sms) {
-  int device = 0;
-  TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
-  return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-}
-
-// Blocks of `kernel` (threads, shared bytes) one SM can hold, at most `cap`
-// (the occupancy query is legal while the caller captures a graph).
-template <typename Kernel>
-cudaError_t resident_blocks_per_sm(Kernel* kernel, int threads, std::size_t shared, int cap, int& blocks) {
-  const cudaError_t error = in_relaxed_capture_mode(
-      [&] { return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, shared); });
-  if (blocks > cap) blocks = cap;
-  return error;
-}
-
-// The grid of a cooperative launch of `kernel` (threads, shared bytes), or
-// of a persistent one: every block it can keep resident, at most `cap` per
-// SM and `limit` in all. Allows the kernel its shared memory first.
-template <typename Kernel>
-cudaError_t cooperative_grid(Kernel* kernel, int threads, std::size_t shared, int cap, std::int64_t limit,
-                             unsigned& grid) {
-  TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared));
-  int sms = 0, per_sm = 0;
-  TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
-  TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(kernel, threads, shared, cap, per_sm));
-  if (per_sm < 1) return cudaErrorInvalidConfiguration;
-  grid = static_cast<unsigned>(std::min<std::int64_t>(std::int64_t(sms) * per_sm, limit));
-  return cudaSuccess;
-}
-
-// The grids of k-way passes that may be skipped (launch_kway_pass's `most`):
-// the resident blocks of the cut kernel and of the persistent merge kernel,
-// whose shared memory this also allows.
-template <typename Policy, typename Key, typename Value, typename Compare>
-cudaError_t resident_kway_grids(kway_pass_grids& grids) {
-  using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
-  static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-  unsigned cut_blocks = 0, merge_blocks = 0;
-  TILESORT_RETURN_IF_ERROR(cooperative_grid(merge_sort_cut_kernel<Policy::merge_ways, Key, Compare>,
-                                            merge_sort_partition_threads, 0, INT_MAX, INT_MAX, cut_blocks));
-  TILESORT_RETURN_IF_ERROR(cooperative_grid(merge_sort_kway_kernel<Policy, true, Key, Value, Compare>,
-                                            Policy::merge_threads, sizeof(storage), INT_MAX, INT_MAX, merge_blocks));
-  grids = kway_pass_grids{cut_blocks, merge_blocks};
-  return cudaSuccess;
 }
 
 // Random keys in a locality sort of dense_kway_min_keys keys or more:
@@ -237,10 +190,9 @@ cudaError_t launch_locality_merge(const Key* keys_in, const Value* values_in, co
     using blocksort_policy = decltype(shape);
     using shared = locality_blocksort_shared<blocksort_policy, Key, Value>;
     auto* kernel = locality_blocksort_kernel<blocksort_policy, Key, Value, Compare>;
-    TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared::bytes));
-    kernel<<<static_cast<unsigned>(layout.blocks), blocksort_policy::block_threads, shared::bytes, stream>>>(
-        keys_in, values_in, buffers, list, list_passes, locations, control, comp);
-    return cudaGetLastError();
+    TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(kernel, shared::bytes));
+    return launch_kernel(kernel, static_cast<unsigned>(layout.blocks), blocksort_policy::block_threads, shared::bytes,
+                         stream, false, keys_in, values_in, buffers, list, list_passes, locations, control, comp);
   };
   if constexpr (Policy::wide_blocksort) {  // not where merge_sort's k-way passes may follow
     TILESORT_RETURN_IF_ERROR(dense == dense_passes::kway_kernels ? blocksort(Policy{})

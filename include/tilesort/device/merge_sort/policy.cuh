@@ -83,6 +83,10 @@ struct merge_sort_policy {
 
 namespace detail {
 
+// Threads per block of the partition and cut kernels (a group of
+// partition_ways or merge_ways lanes per search).
+inline constexpr int merge_sort_partition_threads = 256;
+
 // The blocksort shape of small sorts (n <= Policy::small_threads x small_items).
 template <typename Policy>
 struct merge_sort_small_policy {

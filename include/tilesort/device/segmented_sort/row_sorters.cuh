@@ -26,7 +26,7 @@
 #include "../../thread/thread_load.cuh"
 #include "../../thread/thread_sort.cuh"
 #include "../../warp/warp_sort.cuh"
-#include "../merge_sort.cuh"  // merge_sort_allow_smem
+#include "../../detail/launch.cuh"
 
 namespace tilesort {
 
@@ -327,17 +327,19 @@ cudaError_t launch_row_sorter(Rows rows, unsigned grid, const Key* keys_in, Key*
   using Value = row_value_t<Source>;
   if constexpr (Shape < Policy::warp_shape_count) {
     constexpr auto shape = Policy::warp_shape(Shape);
-    sort_rows_by_warps<shape.threads, shape.items, Policy::warp_block_threads>
-        <<<grid, Policy::warp_block_threads, 0, stream>>>(rows, keys_in, keys_out, values_in, values_out, comp);
+    return launch_kernel(sort_rows_by_warps<shape.threads, shape.items, Policy::warp_block_threads, Rows, Key, Source,
+                                            Sink, Compare>,
+                         grid, Policy::warp_block_threads, 0, stream, false, rows, keys_in, keys_out, values_in,
+                         values_out, comp);
   } else {
     constexpr auto shape = Policy::block_shape(Shape - Policy::warp_shape_count);
     using sorter = block_sort<Key, shape.threads, shape.items, std::conditional_t<has_values<Value>, Value, void>>;
     constexpr std::size_t shared_bytes = sizeof(typename sorter::temp_storage);
     auto* kernel = sort_rows_by_blocks<shape.threads, shape.items, Rows, Key, Source, Sink, Compare>;
-    TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared_bytes));
-    kernel<<<grid, shape.threads, shared_bytes, stream>>>(rows, keys_in, keys_out, values_in, values_out, comp);
+    TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(kernel, shared_bytes));
+    return launch_kernel(kernel, grid, shape.threads, shared_bytes, stream, false, rows, keys_in, keys_out, values_in,
+                         values_out, comp);
   }
-  return cudaGetLastError();
 }
 
 template <typename Policy>
