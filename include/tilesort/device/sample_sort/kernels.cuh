@@ -87,6 +87,8 @@ template <typename Policy, typename Key, typename Compare>
 __global__ void __launch_bounds__(Policy::sample_threads)
     sample_sort_sample_kernel(const Key* keys, sample_sort_plan plan, Key* splitters, const std::int64_t* offsets,
                               sample_sort_bucket_info* infos, const unsigned* skip_unless_zero, Compare comp) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // the previous kernel's output (the first one's wait returns at once)
   if (skip_requested(skip_unless_zero)) return;
   constexpr int threads = Policy::sample_threads, items = Policy::sample_items;
   using storage_type = sample_sort_sample_storage<Key, threads, items>;
@@ -109,14 +111,14 @@ __global__ void __launch_bounds__(Policy::sample_threads)
     splitters += std::int64_t(b) * ((1 << plan.max_levels) - 1);
   }
   Key sample[items];
-#pragma unroll
+TILESORT_UNROLL
   for (int i = 0; i < items; ++i) {
     const int j = t * items + i;
     sample[i] = keys[begin + (j < samples ? sample_position(j, samples, size) : 0)];
   }
   block_sort<Key, threads, items>(storage.sort).sort(sample, samples, comp);
   __syncthreads();  // the sort's storage becomes the sorted samples
-#pragma unroll
+TILESORT_UNROLL
   for (int i = 0; i < items; ++i) storage.sorted[t * items + i] = sample[i];
   __syncthreads();
   for (int j = t; j < count; j += threads) splitters[j] = storage.sorted[splitter_sample_rank(j, samples, count)];
@@ -201,7 +203,7 @@ template <int Items, typename Key, int MaxLevels, typename Compare>
 TILESORT_DEVICE void sample_sort_classify_tile(const sample_sort_tree<Key, MaxLevels>& tree, int levels,
                                                const Key* tile_keys, int valid, Key (&keys)[Items],
                                                int (&buckets)[Items], Compare comp) {
-#pragma unroll
+TILESORT_UNROLL
   for (int k = 0; k < Items; ++k) {
     const int j = sample_sort_tile_index<Items>(k);
     keys[k] = tile_keys[j < valid ? j : 0];
@@ -222,6 +224,8 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
     sample_sort_histogram_kernel(const Key* keys, const Key* splitters, sample_sort_plan plan,
                                  const sample_sort_bucket_info* infos, std::int64_t* counters,
                                  const unsigned* skip_unless_zero, Compare comp) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // the previous kernel's output (the first one's wait returns at once)
   if (skip_requested(skip_unless_zero)) return;
   constexpr int threads = Policy::scatter_threads, items = Policy::scatter_items, tile = Policy::scatter_tile;
   constexpr int max_buckets = sample_sort_buckets(Policy::max_levels);
@@ -241,7 +245,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
     Key keys_here[items];
     int buckets[items];
     sample_sort_classify_tile(storage.tree, job.levels, keys + base, valid, keys_here, buckets, comp);
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < items; ++k)
       if (sample_sort_tile_index<items>(k) < valid) atomicAdd(&storage.counts[buckets[k]], 1u);
   }
@@ -257,6 +261,8 @@ template <int Threads, int Chunk>
 __global__ void __launch_bounds__(Threads)
     sample_sort_scan_reduce_kernel(const std::int64_t* counters, std::int64_t count, std::int64_t* partials,
                                    const unsigned* skip_unless_zero) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // the previous kernel's output (the first one's wait returns at once)
   if (skip_requested(skip_unless_zero)) return;
   __shared__ std::int64_t warp_sums[Threads / 32 + 1];
   const std::int64_t begin = std::int64_t(blockIdx.x) * Chunk;
@@ -272,6 +278,8 @@ __global__ void __launch_bounds__(Threads)
 template <int Threads>
 __global__ void __launch_bounds__(Threads)
     sample_sort_scan_partials_kernel(std::int64_t* partials, std::int64_t chunks, const unsigned* skip_unless_zero) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // the previous kernel's output (the first one's wait returns at once)
   if (skip_requested(skip_unless_zero)) return;
   __shared__ std::int64_t warp_sums[Threads / 32 + 1];
   std::int64_t carry = 0;
@@ -290,19 +298,21 @@ template <int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
     sample_sort_scan_apply_kernel(std::int64_t* counters, std::int64_t count, const std::int64_t* partials,
                                   const unsigned* skip_unless_zero) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // the previous kernel's output (the first one's wait returns at once)
   if (skip_requested(skip_unless_zero)) return;
   __shared__ std::int64_t warp_sums[Threads / 32 + 1];
   const std::int64_t first = std::int64_t(blockIdx.x) * Threads * Items + std::int64_t(threadIdx.x) * Items;
   std::int64_t mine[Items];
   std::int64_t sum = 0;
-#pragma unroll
+TILESORT_UNROLL
   for (int i = 0; i < Items; ++i) {
     mine[i] = first + i < count ? counters[first + i] : 0;
     sum += mine[i];
   }
   std::int64_t total = 0;
   std::int64_t running = partials[blockIdx.x] + block_exclusive_sum<Threads>(sum, warp_sums, total);
-#pragma unroll
+TILESORT_UNROLL
   for (int i = 0; i < Items; ++i) {
     if (first + i < count) counters[first + i] = running;
     running += mine[i];
@@ -332,13 +342,27 @@ struct sample_sort_scatter_storage {
   std::conditional_t<pairs, Value, char> staged_values[pairs ? tile : 1];
 };
 
-// infos null: level 1, input -> temp; else level 2, temp -> output.
+// What a scatter launch moves: keys (and values) from `keys_in` to their
+// buckets' places in `keys_dst`, classified by `splitters` at the exclusive
+// offsets `offsets` (the scanned counters). `infos` null: level 1, input ->
+// temp; else level 2 (the level-1 bucket table), temp -> output.
+template <typename Key, typename Value>
+struct sample_sort_scatter_work {
+  const Key* keys_in = nullptr;
+  const Value* values_in = nullptr;
+  const Key* splitters = nullptr;
+  const std::int64_t* offsets = nullptr;
+  const sample_sort_bucket_info* infos = nullptr;
+  Key* keys_dst = nullptr;
+  Value* values_dst = nullptr;
+};
+
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_blocks_per_sm)
-    sample_sort_scatter_kernel(const Key* keys_in, const Value* values_in, const Key* splitters,
-                               const std::int64_t* offsets, const sample_sort_bucket_info* infos, Key* keys_dst,
-                               Value* values_dst, sample_sort_plan plan, const unsigned* skip_unless_zero,
-                               Compare comp) {
+    sample_sort_scatter_kernel(sample_sort_scatter_work<Key, Value> work, sample_sort_plan plan,
+                               const unsigned* skip_unless_zero, Compare comp) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // the previous kernel's output (the first one's wait returns at once)
   if (skip_requested(skip_unless_zero)) return;
   constexpr int threads = Policy::scatter_threads, items = Policy::scatter_items, tile = Policy::scatter_tile;
   using storage_type = sample_sort_scatter_storage<Key, Value, Policy>;
@@ -348,10 +372,15 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
   static_assert(max_buckets < 65536, "staged bucket numbers fit 16 bits");
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
   const int t = static_cast<int>(threadIdx.x), lane = t % 32, warp = t / 32;
-  const sample_sort_job<Key> job = sample_sort_job_of(plan, tile, splitters, infos);
+  const Key* keys_in = work.keys_in;
+  const Value* values_in = work.values_in;
+  Key* keys_dst = work.keys_dst;
+  Value* values_dst = work.values_dst;
+  const sample_sort_job<Key> job = sample_sort_job_of(plan, tile, work.splitters, work.infos);
   if (job.idle) return;
   storage.tree.load(job.splitters, job.levels);
-  for (int s = t; s < job.buckets; s += threads) storage.next[s] = offsets[job.base + std::int64_t(s) * job.stride];
+  for (int s = t; s < job.buckets; s += threads)
+    storage.next[s] = work.offsets[job.base + std::int64_t(s) * job.stride];
   __syncthreads();
   for (std::int64_t base = job.begin; base < job.end; base += tile) {
     const int valid = job.end - base < tile ? static_cast<int>(job.end - base) : tile;
@@ -360,7 +389,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
     sample_sort_classify_tile(storage.tree, job.levels, keys_in + base, valid, keys, buckets, comp);
     Value values[items];
     if constexpr (pairs) {
-#pragma unroll
+TILESORT_UNROLL
       for (int k = 0; k < items; ++k) {
         const int j = sample_sort_tile_index<items>(k);
         values[k] = values_in[base + (j < valid ? j : 0)];
@@ -370,7 +399,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
     for (int s = lane; s < job.buckets; s += 32) storage.warp_counts[warp][s] = 0;
     __syncwarp();
     int ranks[items];
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < items; ++k) {
       // The lowest lane of each group of equal buckets takes the group's
       // places from the warp's count (an atomic, so the steps need no
@@ -390,12 +419,12 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
     // consecutive buckets, so one block scan orders them).
     int totals[per_thread];
     int mine = 0;
-#pragma unroll
+TILESORT_UNROLL
     for (int i = 0; i < per_thread; ++i) {
       const int s = t * per_thread + i;
       int running = 0;
       if (s < job.buckets) {
-#pragma unroll
+TILESORT_UNROLL
         for (int w = 0; w < warps; ++w) {
           const int c = static_cast<int>(storage.warp_counts[w][s]);
           storage.warp_counts[w][s] = static_cast<unsigned>(running);
@@ -407,7 +436,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
     }
     std::int64_t tile_total = 0;
     int start = static_cast<int>(block_exclusive_sum<threads>(mine, storage.warp_sums, tile_total));
-#pragma unroll
+TILESORT_UNROLL
     for (int i = 0; i < per_thread; ++i) {
       const int s = t * per_thread + i;
       if (s < job.buckets) storage.tile_start[s] = start;
@@ -415,7 +444,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
     }
     __syncthreads();
     // Stage the tile in bucket order.
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < items; ++k) {
       if (sample_sort_tile_index<items>(k) < valid) {
         const int at = storage.tile_start[buckets[k]] + static_cast<int>(storage.warp_counts[warp][buckets[k]]) + ranks[k];
@@ -433,7 +462,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
       if constexpr (pairs) values_dst[dst] = storage.staged_values[at];
     }
     __syncthreads();  // next[] and the staged tile are read by all
-#pragma unroll
+TILESORT_UNROLL
     for (int i = 0; i < per_thread; ++i) {
       const int s = t * per_thread + i;
       if (s < job.buckets) storage.next[s] += totals[i];
@@ -579,6 +608,8 @@ template <typename Policy>
 __global__ void __launch_bounds__(32)
     sample_sort_pack_kernel(sample_sort_plan plan, sample_sort_bucket_info* infos, const std::int64_t* offsets2,
                             sample_sort_group* groups, const unsigned* skip_unless_zero) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // the previous kernel's output (the first one's wait returns at once)
   if (skip_requested(skip_unless_zero)) return;
   __shared__ std::int64_t starts[sample_sort_buckets(Policy::max_levels)];
   const int bucket = 2 * static_cast<int>(blockIdx.x);
@@ -607,16 +638,36 @@ __global__ void __launch_bounds__(32)
 // (the pack kernel's runs of sub-buckets). Buckets of keys equal to a
 // splitter keep their order: copied when src is not dst. Buckets larger than
 // a tile merge through `spare`.
+template <typename Key, typename Value>
+struct sample_sort_bucket_work {
+  const Key* keys_src = nullptr;
+  const Value* values_src = nullptr;
+  Key* keys_dst = nullptr;
+  Value* values_dst = nullptr;
+  Key* keys_spare = nullptr;  // the merges' spare buffer (buckets larger than a tile)
+  Value* values_spare = nullptr;
+  const std::int64_t* offsets = nullptr;         // one level: the scanned level-1 counters
+  const sample_sort_bucket_info* infos = nullptr;  // two levels: the level-1 bucket table
+  const sample_sort_group* groups = nullptr;       // two levels: the pack kernel's runs
+};
+
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::bucket_threads, Policy::bucket_blocks_per_sm)
-    sample_sort_bucket_kernel(const Key* keys_src, const Value* values_src, Key* keys_dst, Value* values_dst,
-                              Key* keys_spare, Value* values_spare, const std::int64_t* offsets,
-                              const sample_sort_bucket_info* infos, const sample_sort_group* groups,
-                              sample_sort_plan plan, const unsigned* skip_unless_zero, Compare comp) {
+    sample_sort_bucket_kernel(sample_sort_bucket_work<Key, Value> work, sample_sort_plan plan,
+                              const unsigned* skip_unless_zero, Compare comp) {
+  allow_next_kernel();
+  wait_for_previous_kernel();  // the previous kernel's output (the first one's wait returns at once)
   if (skip_requested(skip_unless_zero)) return;
   constexpr bool pairs = has_values<Value>;
   using storage_type = sample_sort_bucket_storage<Key, Value, Policy>;
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
+  const Key* keys_src = work.keys_src;
+  const Value* values_src = work.values_src;
+  Key* keys_dst = work.keys_dst;
+  Value* values_dst = work.values_dst;
+  const std::int64_t* offsets = work.offsets;
+  const sample_sort_bucket_info* infos = work.infos;
+  const sample_sort_group* groups = work.groups;
   // The block's ranges: [begin, end) from `first`, every `step`-th of `ranges`.
   int first = 0, ranges = 1, step = 1;
   std::int64_t begin = 0, end = plan.n;
@@ -642,8 +693,8 @@ __global__ void __launch_bounds__(Policy::bucket_threads, Policy::bucket_blocks_
       begin = groups[j].begin;
       end = groups[j].end;
     }
-    sample_sort_one_bucket<Policy>(storage, keys_src, values_src, keys_dst, values_dst, keys_spare, values_spare,
-                                   begin, end, comp);
+    sample_sort_one_bucket<Policy>(storage, keys_src, values_src, keys_dst, values_dst, work.keys_spare,
+                                   work.values_spare, begin, end, comp);
   }
 }
 
