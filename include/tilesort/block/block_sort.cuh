@@ -52,7 +52,7 @@
 
 namespace tilesort {
 
-/// Tuning of tilesort::block_sort, chosen on an H100 SXM with tilesort-bench's
+/// Tuning of tilesort::block_sort, chosen for sm_90 with tilesort-bench's
 /// tile benchmark (load + sort + store of independent tiles). Specialise it to
 /// override. The measurements, and the variants tried and dropped, are in
 /// docs/tuning/block_and_warp_sort.md.

@@ -17,7 +17,7 @@ namespace tilesort::detail {
 
 // Tuning, in one place. Chosen for sm_90 (228 KB shared memory, 64K
 // registers per SM) from the resource budget and -Xptxas -v (no spills with
-// tilesort::less/greater), and checked on an H100 against CUB; the
+// tilesort::less/greater), and checked against CUB; the
 // measurements and what was tried are in docs/tuning/bitonic_sort.md.
 //   * Tile 2^G keys: 512 threads, each with 128 bytes of keys (+ values) in
 //     registers: 32 u32 keys (G = 14, 66 KB of shared memory with the bank

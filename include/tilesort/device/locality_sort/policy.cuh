@@ -6,7 +6,7 @@
 // blocksort shape, the job phase's search groups, the window half widths,
 // the blocks per SM of its cooperative kernels, the sizes from which random
 // keys take other kernels, and the share of sampled in-order pairs above
-// which a blocksort tile counts as local. Chosen on an H100 (sm_90); the
+// which a blocksort tile counts as local. Chosen for sm_90; the
 // measurements are in docs/tuning/locality_sort.md.
 #pragma once
 
@@ -24,7 +24,7 @@ namespace tilesort {
 
 /// Tuning of the early-exit merge sort (locality_sort_keys / pairs and the
 /// long segments of segmented_sort_keys / pairs) for items of KeyBytes +
-/// ValueBytes bytes, chosen on an H100 (sm_90); the measurements are in
+/// ValueBytes bytes, chosen for sm_90; the measurements are in
 /// docs/tuning/locality_sort.md.
 ///
 /// @code

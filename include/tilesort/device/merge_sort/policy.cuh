@@ -1,7 +1,7 @@
 // device/merge_sort/policy.cuh — the tuning of the device merge sort
 // (device/merge_sort.cuh): one policy struct per (key size, value size), the
 // smaller shape of one-block sorts, and the dynamic shared memory its kernels
-// share. Every number was chosen on an H100 (sm_90) against CUB in the same
+// share. Every number was chosen for sm_90 against CUB in the same
 // run; the reason for each is given in a line or two below, the measurements
 // behind it are in docs/tuning/merge_sort.md.
 #pragma once
@@ -16,7 +16,7 @@
 namespace tilesort {
 
 /// Tuning of merge_sort_keys / merge_sort_pairs for items of KeyBytes +
-/// ValueBytes bytes (ValueBytes = 0 for keys only), chosen on an H100 (sm_90);
+/// ValueBytes bytes (ValueBytes = 0 for keys only), chosen for sm_90;
 /// the measurements are in docs/tuning/merge_sort.md.
 ///
 /// Blocksort tile T = block_threads x block_items (8192 items under 8

@@ -56,14 +56,14 @@ struct sample_sort_policy {
                                                           : 1;
   /// Scatter blocks resident per SM the registers must allow: 4 for 4-byte
   /// items (64 registers), 2 for wider ones (no limit below 128). Measured
-  /// on an H100 against 3 for all (docs/tuning/sample_sort.md).
+  /// against 3 for all (docs/tuning/sample_sort.md).
   static constexpr int scatter_blocks_per_sm = item_bytes <= 4 ? 4 : 2;
   /// Keys a scatter block classifies at once.
   static constexpr int scatter_tile = scatter_threads * scatter_items;
   /// Level-1 scatter blocks (counters: buckets x blocks, 8 bytes each):
   /// about n / (buckets x keys_per_counter), so that the counters grow slower
-  /// than the keys, but at least min_scatter_blocks (2 per SM of an H100,
-  /// 132 SMs) and at most max_scatter_blocks.
+  /// than the keys, but at least min_scatter_blocks (2 per SM of a
+  /// 132-SM sm_90 GPU) and at most max_scatter_blocks.
   static constexpr int min_scatter_blocks = 264;
   /// @copydoc min_scatter_blocks
   static constexpr int max_scatter_blocks = 1024;

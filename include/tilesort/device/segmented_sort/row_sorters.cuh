@@ -31,8 +31,8 @@
 namespace tilesort {
 
 /// Row sorters of the segmented sort, by increasing capacity (threads x
-/// items): logical warps for short rows, blocks for longer ones. Chosen on
-/// an H100 (sm_90) with tilesort-bench's segmented cases
+/// items): logical warps for short rows, blocks for longer ones. Chosen for
+/// sm_90 with tilesort-bench's segmented cases
 /// (docs/tuning/segmented_sort.md). 8-byte keys or pairs use half the items
 /// per thread to stay clear of register spills. Pairs leave the warp sorters
 /// above 64 keys: the warp network moves key and rank at each of its log^2
