@@ -1,15 +1,15 @@
 // device/merge_sort.cuh — stable device-wide merge sort of keys or key-value
 // pairs: any trivially copyable key, any strict weak order, 64-bit sizes.
 // This file holds the launch sequence and the public entry points; the
-// pieces are beside it:
-//   merge_sort_policy.cuh     tuning: tile shapes, ways, blocks per SM
-//   merge_sort_blocksort.cuh  1. blocksort: runs of T = block_threads x
-//                             block_items keys (block_sort, stable)
-//   merge_sort_kway.cuh       2. K-way merge passes (items of 4 bytes and
-//                             more; K = 4, 8 for 8-byte keys): per pass a
-//                             cut launch and a merge launch
-//   merge_sort_pairwise.cuh   2'. pairwise passes (smaller items): per pass
-//                             a partition launch and a merge launch
+// pieces are in device/merge_sort/:
+//   policy.cuh     tuning: tile shapes, ways, blocks per SM
+//   blocksort.cuh  1. blocksort: runs of T = block_threads x block_items
+//                  keys (block_sort, stable)
+//   kway.cuh       2. K-way merge passes (items of 4 bytes and more; K = 4,
+//                  8 for 8-byte keys): per pass a cut launch and a merge
+//                  launch
+//   pairwise.cuh   2'. pairwise passes (smaller items): per pass a
+//                  partition launch and a merge launch
 // Buffers ping-pong between keys_out and the temp buffer; the blocksort picks
 // its destination by the parity of the pass count, so the last pass writes
 // keys_out and no copy is needed (detail/merge_sort_plan.cuh). Every launch

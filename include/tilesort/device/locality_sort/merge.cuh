@@ -3,11 +3,12 @@
 // (each sorted on its own, tiles aligned to its first key). The decisions are
 // detail/merge_jobs.cuh (host-tested); this file holds the temp layout and
 // the launch sequence, the pieces are beside it:
-//   locality_policy.cuh     tuning, and where random keys' passes run
-//   locality_types.cuh      buffers, segment list, jobs, counters
-//   locality_blocksort.cuh  1. the blocksort kernel
-//   locality_phases.cuh     the passes kernel's phases
-//   locality_kernels.cuh    2. the passes kernel, 3. the dense passes, stats
+//   policy.cuh     tuning, and where random keys' passes run
+//   types.cuh      buffers, segment list, jobs (the counters are
+//                  detail/control.cuh's merge_control)
+//   blocksort.cuh  1. the blocksort kernel
+//   phases.cuh     the passes kernel's phases
+//   kernels.cuh    2. the passes kernel, 3. the dense passes, stats
 // Tuning history: docs/tuning/locality_sort.md.
 //
 // Launches (P = merge passes, bounded on the host by the longest possible
