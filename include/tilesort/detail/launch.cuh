@@ -11,9 +11,11 @@
 // wrote; that wait returns when the previous kernel has completed and its
 // writes are visible. The launch latency and the new grid's ramp-up then
 // overlap the previous grid's last wave instead of following it (a merge
-// sort of 2^24 keys is a chain of 23 kernels). Every sort launches its first
-// kernel plainly and, where dependent_launch_supported says so, the kernels
-// after it as dependents.
+// sort of 2^24 keys is a chain of 23 kernels). The merge, locality, sample
+// and bitonic sorts launch their first kernel plainly and, where
+// dependent_launch_supported says so, the kernels after it as dependents
+// (begin_dependent_kernel is the start of such a kernel); the segmented
+// sort's own kernels and the statistics kernels are plain launches.
 //
 // Both device calls compile to nothing before sm_90, and the wait returns at
 // once in a kernel that was launched normally; launch_kernel() asks for the
@@ -62,6 +64,15 @@ TILESORT_DEVICE void allow_next_kernel() {
 // wait_for_previous_kernel() in a dependent kernel.
 TILESORT_DEVICE bool skip_requested(const unsigned* skip_unless_zero) {
   return skip_unless_zero != nullptr && *skip_unless_zero != 0;
+}
+
+// The start of a kernel in a sort's chain of dependent launches: lets the
+// next kernel launch, waits for the previous one's output, and says whether
+// to run (false: skip_unless_zero asks this kernel to return at once).
+TILESORT_DEVICE bool begin_dependent_kernel(const unsigned* skip_unless_zero) {
+  allow_next_kernel();
+  wait_for_previous_kernel();
+  return !skip_requested(skip_unless_zero);
 }
 
 // True when the current device can launch dependents (compute capability >= 9.0).

@@ -2,7 +2,8 @@
 // key-value pairs, any trivially copyable key, any strict weak order, 64-bit
 // sizes.
 //
-// Algorithm (kernels in device/sample_sort/kernels.cuh, arithmetic in
+// Algorithm (kernels in device/sample_sort/classify.cuh and buckets.cuh,
+// tuning in device/sample_sort/policy.cuh, arithmetic in
 // detail/sample_sort_plan.cuh):
 //   1. sample: one block sorts keys drawn from strata of the input and keeps
 //      S = 2^levels - 1 evenly spaced ones as splitters (at most 255, so a
@@ -28,7 +29,8 @@
 //      smallest that holds it), a larger one tile by tile merged by the same
 //      block; equal-key buckets are copied or left in place.
 // Cost: keys read 3 times and written twice with one level, 5 and 3 with
-// two (+ the samples), 7 or 14 launches; no host synchronisation (bucket
+// two (+ the samples), 7 or 14 launches, every one after the first a
+// programmatic dependent launch on sm_90; no host synchronisation (bucket
 // sizes stay on the device; the level-2 and bucket grids are bounds, blocks
 // past the work exit), so the call can be captured in a CUDA graph. n <= one
 // bucket tile: one launch, keys_in -> keys_out; n == 1: a copy; n == 0:
@@ -56,7 +58,8 @@
 #include "../detail/error.cuh"
 #include "../detail/sample_sort_plan.cuh"
 #include "../detail/temp_storage.cuh"
-#include "sample_sort/kernels.cuh"
+#include "sample_sort/buckets.cuh"
+#include "sample_sort/classify.cuh"
 #include "sample_sort/policy.cuh"
 
 namespace tilesort {
@@ -83,10 +86,8 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
     if (n == 1 && keys_in == keys_out && (!pairs || values_in == values_out)) return cudaSuccess;
     // One tile, no merge pass: no spare buffer.
     sample_sort_bucket_work<Key, Value> direct;
-    direct.keys_src = keys_in;
-    direct.values_src = values_in;
-    direct.keys_dst = keys_out;
-    direct.values_dst = values_out;
+    direct.from = {keys_in, values_in};
+    direct.to = {keys_out, values_out};
     return launch_kernel(bucket_kernel, 1, policy::bucket_threads, sizeof(bucket_storage), stream, false, direct, plan,
                          skip, comp);
   }
@@ -95,6 +96,7 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
   char* base = static_cast<char*>(temp);
   Key* keys_temp = reinterpret_cast<Key*>(base + plan.keys_offset);
   Value* values_temp = pairs ? reinterpret_cast<Value*>(base + plan.values_offset) : nullptr;
+  const sample_sort_items<Key, Value> temp_items{keys_temp, values_temp}, output{keys_out, values_out};
   Key* splitters = reinterpret_cast<Key*>(base + plan.splitters_offset);
   auto* counters = reinterpret_cast<std::int64_t*>(base + plan.counters_offset);
   auto* partials = reinterpret_cast<std::int64_t*>(base + plan.partials_offset);
@@ -128,24 +130,20 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
                                          histogram_bytes, stream, dependent, keys_in, splitters, plan, no_infos,
                                          counters, skip, comp));
   TILESORT_RETURN_IF_ERROR(scan(counters, plan.counters, partials, plan.scan_chunks));
-  sample_sort_scatter_work<Key, Value> scatter1;
-  scatter1.keys_in = keys_in;
-  scatter1.values_in = values_in;
-  scatter1.splitters = splitters;
-  scatter1.offsets = counters;
-  scatter1.keys_dst = keys_temp;
-  scatter1.values_dst = values_temp;
+  sample_sort_scatter_work<Key, Value> level1;
+  level1.from = {keys_in, values_in};
+  level1.splitters = splitters;
+  level1.offsets = counters;
+  level1.to = temp_items;
   TILESORT_RETURN_IF_ERROR(launch_kernel(scatter_kernel, blocks(plan.scatter_blocks), policy::scatter_threads,
-                                         scatter_bytes, stream, dependent, scatter1, plan, skip, comp));
+                                         scatter_bytes, stream, dependent, level1, plan, skip, comp));
+  // The bucket sorts write the output; buckets larger than a tile merge through temp.
+  sample_sort_bucket_work<Key, Value> buckets;
+  buckets.to = output;
+  buckets.spare = temp_items;
+  buckets.offsets = counters;
   if (!plan.two_level) {  // the buckets: temp -> output
-    sample_sort_bucket_work<Key, Value> buckets;
-    buckets.keys_src = keys_temp;
-    buckets.values_src = values_temp;
-    buckets.keys_dst = keys_out;
-    buckets.values_dst = values_out;
-    buckets.keys_spare = keys_temp;
-    buckets.values_spare = values_temp;
-    buckets.offsets = counters;
+    buckets.from = {keys_temp, values_temp};
     return launch_kernel(bucket_kernel, blocks(plan.buckets), policy::bucket_threads, sizeof(bucket_storage), stream,
                          dependent, buckets, plan, skip, comp);
   }
@@ -162,33 +160,24 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
                                          static_cast<const Key*>(splitters2), plan,
                                          static_cast<const sample_sort_bucket_info*>(infos), counters2, skip, comp));
   TILESORT_RETURN_IF_ERROR(scan(counters2, plan.counters2, partials2, plan.scan_chunks2));
-  sample_sort_scatter_work<Key, Value> scatter2;
-  scatter2.keys_in = keys_temp;
-  scatter2.values_in = values_temp;
-  scatter2.splitters = splitters2;
-  scatter2.offsets = counters2;
-  scatter2.infos = infos;
-  scatter2.keys_dst = keys_out;
-  scatter2.values_dst = values_out;
+  sample_sort_scatter_work<Key, Value> level2;
+  level2.from = {keys_temp, values_temp};
+  level2.splitters = splitters2;
+  level2.offsets = counters2;
+  level2.infos = infos;
+  level2.to = output;
   TILESORT_RETURN_IF_ERROR(launch_kernel(scatter_kernel, blocks(plan.chunks_bound), policy::scatter_threads,
-                                         scatter_bytes, stream, dependent, scatter2, plan, skip, comp));
+                                         scatter_bytes, stream, dependent, level2, plan, skip, comp));
   // The final buckets, in place in the output (temp is the merges' spare).
   auto* groups = reinterpret_cast<sample_sort_group*>(base + plan.groups_offset);
   TILESORT_RETURN_IF_ERROR(launch_kernel(sample_sort_pack_kernel<policy>, blocks(plan.splitters + 1), 32, 0, stream,
                                          dependent, plan, infos, static_cast<const std::int64_t*>(counters2), groups,
                                          skip));
-  sample_sort_bucket_work<Key, Value> ranges;
-  ranges.keys_src = keys_out;
-  ranges.values_src = values_out;
-  ranges.keys_dst = keys_out;
-  ranges.values_dst = values_out;
-  ranges.keys_spare = keys_temp;
-  ranges.values_spare = values_temp;
-  ranges.offsets = counters;
-  ranges.infos = infos;
-  ranges.groups = groups;
+  buckets.from = {keys_out, values_out};  // in place
+  buckets.infos = infos;
+  buckets.groups = groups;
   return launch_kernel(bucket_kernel, dim3(plan.splitters + 1, plan.range_blocks), policy::bucket_threads,
-                       sizeof(bucket_storage), stream, dependent, ranges, plan, skip, comp);
+                       sizeof(bucket_storage), stream, dependent, buckets, plan, skip, comp);
 }
 
 // Two-phase entry: size query, argument checks, launch.
