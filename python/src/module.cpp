@@ -40,21 +40,21 @@ T* pointer(std::uintptr_t address) {
   return reinterpret_cast<T*>(address);
 }
 
-// What Python fills in (keyword arguments): sort_job with device pointers
-// as integers and the dtype kind as a one-letter string.
+// What Python fills in (SortJob's keyword arguments, in this order): sort_job
+// with device pointers as integers and the dtype kind as a one-letter string.
 struct job_request {
   algorithm algo = algorithm::front;
   int key_bytes = 0;
-  std::string kind = "u";     // 'u', 'i' or 'f' (see dtype_order.cuh)
+  std::string kind = "u";  // 'u', 'i' or 'f' (see dtype_order.cuh)
+  std::uintptr_t keys_in = 0;
+  std::uintptr_t values_out = 0;
+  std::int64_t n = 0;
   std::uint64_t inf_bits = 0;  // 'f': bits of +inf in the key's width
   bool descending = false;
   bool rank_floats = true;
-  std::uintptr_t keys_in = 0;
   std::uintptr_t keys_out = 0;  // 0: keys not wanted
   std::uintptr_t values_in = 0;
-  std::uintptr_t values_out = 0;
   bool index_payload = false;
-  std::int64_t n = 0;
   std::int64_t row_length = 0;  // rows
   std::uintptr_t offsets = 0;   // offsets: device array of segments + 1 int64 entries
   std::int64_t segments = 0;    // offsets
@@ -115,22 +115,9 @@ NB_MODULE(_ext, m) {
              std::uintptr_t values_out, std::int64_t n, std::uint64_t inf_bits, bool descending, bool rank_floats,
              std::uintptr_t keys_out, std::uintptr_t values_in, bool index_payload, std::int64_t row_length,
              std::uintptr_t offsets, std::int64_t segments) {
-            job_request* job = new (self) job_request{};
-            job->algo = algo;
-            job->key_bytes = key_bytes;
-            job->kind = std::move(kind);
-            job->inf_bits = inf_bits;
-            job->descending = descending;
-            job->rank_floats = rank_floats;
-            job->keys_in = keys_in;
-            job->keys_out = keys_out;
-            job->values_in = values_in;
-            job->values_out = values_out;
-            job->index_payload = index_payload;
-            job->n = n;
-            job->row_length = row_length;
-            job->offsets = offsets;
-            job->segments = segments;
+            new (self) job_request{algo,      key_bytes,  std::move(kind), keys_in,       values_out,
+                                   n,         inf_bits,   descending,      rank_floats,   keys_out,
+                                   values_in, index_payload, row_length,   offsets,       segments};
           },
           nb::kw_only(), nb::arg("algo"), nb::arg("key_bytes"), nb::arg("kind"), nb::arg("keys_in"),
           nb::arg("values_out"), nb::arg("n"), nb::arg("inf_bits") = 0, nb::arg("descending") = false,
