@@ -69,7 +69,7 @@ struct locality_setup {
     if (locality_dense_kway<policy>(n)) dense = locality_dense_plan<policy>(n);
     const auto cut_bytes = static_cast<std::size_t>(dense.partition_count()) * sizeof(std::int64_t);
     total_bytes = plan_locality_layout<policy>(layout, after_control, buffered, blocks, sizeof(Key),
-                                                 value_bytes_of<Value>, cut_bytes);
+                                               value_bytes_of<Value>, cut_bytes);
   }
 };
 
@@ -97,7 +97,7 @@ cudaError_t locality_sort_launch(const locality_setup<Key, Value>& setup, void* 
                                           setup.passes > 0 ? reinterpret_cast<Value*>(base + setup.layout.values_offset) : nullptr};
   const merge_segment_list list{nullptr, nullptr, nullptr, nullptr, setup.n, setup.blocks};
   return launch_locality_merge<policy, !Probed>(keys_in, values_in, buffers, list, setup.layout, temp, setup.passes,
-                                                  control, comp, stream);
+                                                control, comp, stream);
 }
 
 template <typename Key, typename Value, typename Compare>

@@ -207,7 +207,7 @@ struct segmented_setup {
     flag_totals_offset = take(static_cast<std::size_t>(flag_blocks) * sizeof(unsigned long long));
     heads_offset = take(from_flags ? static_cast<std::size_t>(n) * sizeof(std::int64_t) : 0);
     total_bytes = plan_locality_layout<merge_policy>(engine, offset, long_blocks > 0 ? n : 0, long_blocks,
-                                                      sizeof(Key), value_bytes_of<Value>);
+                                                     sizeof(Key), value_bytes_of<Value>);
   }
 };
 
@@ -341,8 +341,8 @@ cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, voi
                                               temp_at<Value>(temp, setup.engine.values_offset)};
       const merge_segment_list list{long_segments, block_segment, &control->long_blocks, &control->overflow, n, 0};
       TILESORT_RETURN_IF_ERROR(launch_locality_merge<merge_policy>(keys_in, values_in, buffers, list,
-                                                                     setup.engine, temp, setup.passes,
-                                                                     &control->merge, comp, stream));
+                                                                   setup.engine, temp, setup.passes,
+                                                                   &control->merge, comp, stream));
     }
     if (setup.gaps > 0 && (copy_keys || copy_values)) {
       const std::int64_t resident = std::int64_t(sms) * (policy::resident_threads / policy::copy_threads);

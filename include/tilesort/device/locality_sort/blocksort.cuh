@@ -58,8 +58,8 @@ struct locality_tile_state {
 
 template <bool Full, typename Policy, typename Key, typename Value, typename Compare>
 TILESORT_DEVICE void locality_blocksort_tile(locality_tile_state& state, const Key* keys_in,
-                                               const Value* values_in, const merge_buffers<Key, Value>& buffers,
-                                               merge_control* control, Compare comp) {
+                                             const Value* values_in, const merge_buffers<Key, Value>& buffers,
+                                             merge_control* control, Compare comp) {
   using shared = locality_blocksort_shared<Policy, Key, Value>;
   using transpose = typename shared::transpose;
   constexpr int items = Policy::block_items;
@@ -191,8 +191,8 @@ struct locality_list_passes {
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_blocks)
     locality_blocksort_kernel(const Key* keys_in, const Value* values_in, merge_buffers<Key, Value> buffers,
-                                merge_segment_list list, locality_list_passes list_passes, std::uint8_t* locations,
-                                merge_control* control, Compare comp) {
+                              merge_segment_list list, locality_list_passes list_passes, std::uint8_t* locations,
+                              merge_control* control, Compare comp) {
   allow_next_kernel();  // the passes kernel waits for this grid to finish
   using tiling = locality_tiling<Policy>;
   __shared__ locality_tile_state state;

@@ -37,7 +37,7 @@ namespace tilesort::detail {
 // kernel (from dense_kernel_min_keys keys on), or by the passes kernel itself.
 template <typename Policy, typename Key, typename Value, typename Compare>
 TILESORT_DEVICE void locality_dense_passes(const merge_buffers<Key, Value>& buffers, std::int64_t n, int passes,
-                                             merge_control* control, Compare comp) {
+                                           merge_control* control, Compare comp) {
   constexpr int threads = Policy::merge_threads;
   constexpr int ways = Policy::job_ways;
   constexpr int groups = Policy::job_groups;
@@ -84,7 +84,7 @@ TILESORT_DEVICE void locality_dense_passes(const merge_buffers<Key, Value>& buff
 // merge_sort_merge_kernel).
 template <typename Policy, typename Key, typename Value, typename Compare>
 __device__ __noinline__ void locality_dense_passes_call(const merge_buffers<Key, Value>& buffers, std::int64_t n,
-                                                          int passes, merge_control* control, Compare comp) {
+                                                        int passes, merge_control* control, Compare comp) {
   locality_dense_passes<Policy>(buffers, n, passes, control, comp);
 }
 
@@ -92,7 +92,7 @@ __device__ __noinline__ void locality_dense_passes_call(const merge_buffers<Key,
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads, Policy::dense_min_blocks)
     locality_dense_passes_kernel(merge_buffers<Key, Value> buffers, std::int64_t n, int passes,
-                                   merge_control* control, Compare comp) {
+                                 merge_control* control, Compare comp) {
   wait_for_previous_kernel();  // the passes kernel, and through it the blocksort
   if (control->local_tiles != 0) return;
   locality_dense_passes<Policy>(buffers, n, passes, control, comp);
@@ -102,14 +102,14 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::dense_min_block
 // the pass loop's registers do not add to theirs.
 template <int Ways, typename Key, typename Compare>
 __device__ __noinline__ void locality_dense_cuts(const Key* keys, const kway_pass_shape& pass, std::int64_t* cuts,
-                                                   Compare comp) {
+                                                 Compare comp) {
   merge_sort_cut_lanes<Ways>(keys, pass, cuts, comp);
 }
 template <typename Policy, typename Key, typename Value, typename Compare>
 __device__ __noinline__ void locality_dense_merges(const Key* keys_src, Key* keys_dst, const Value* values_src,
-                                                     Value* values_dst, const std::int64_t* cuts,
-                                                     const kway_pass_shape& pass, unsigned* tiles_taken,
-                                                     Compare comp) {
+                                                   Value* values_dst, const std::int64_t* cuts,
+                                                   const kway_pass_shape& pass, unsigned* tiles_taken,
+                                                   Compare comp) {
   using storage_type = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
   auto& storage = *reinterpret_cast<storage_type*>(locality_smem);
   merge_sort_kway_tiles<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, tiles_taken, comp);
@@ -129,7 +129,7 @@ struct locality_kway_shapes {
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::base::merge_threads, Policy::dense_kway_min_blocks)
     locality_dense_kway_kernel(merge_buffers<Key, Value> buffers, const __grid_constant__ locality_kway_shapes shapes,
-                                 std::int64_t* cuts, merge_control* control, Compare comp) {
+                               std::int64_t* cuts, merge_control* control, Compare comp) {
   using base = typename Policy::base;
   wait_for_previous_kernel();  // the passes kernel, and through it the blocksort
   if (control->local_tiles != 0) return;
@@ -140,7 +140,7 @@ __global__ void __launch_bounds__(Policy::base::merge_threads, Policy::dense_kwa
     locality_dense_cuts<base::merge_ways>(buffers.keys(source), shape, cuts, comp);
     barrier.sync();
     locality_dense_merges<base>(buffers.keys(source), buffers.keys(source ^ 1u), buffers.values(source),
-                                  buffers.values(source ^ 1u), cuts, shape, &control->kway_tiles_taken[pass], comp);
+                                buffers.values(source ^ 1u), cuts, shape, &control->kway_tiles_taken[pass], comp);
     barrier.sync();
   }
 }
@@ -163,8 +163,8 @@ __global__ void __launch_bounds__(Policy::base::merge_threads, Policy::dense_kwa
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
     locality_passes_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list, std::uint8_t* location_arrays,
-                             std::int64_t array_stride, merge_job* jobs, int passes, dense_passes dense,
-                             merge_control* control, Compare comp) {
+                           std::int64_t array_stride, merge_job* jobs, int passes, dense_passes dense,
+                           merge_control* control, Compare comp) {
   allow_next_kernel();         // the dense passes kernel, when it follows, waits for this grid to finish
   wait_for_previous_kernel();  // the blocksort's keys, locations and counters
   if (dense != dense_passes::none && control->local_tiles == 0) {  // random keys in a locality sort
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
 
   for (std::int64_t first = blockIdx.x * std::int64_t(threads); first < list.blocks(); first += stride * threads)
     locality_plan_boundaries<Policy>(first, buffers.keys_out, buffers.keys_temp, list, locations_of(0),
-                                       locations_of(1), jobs, control, comp);
+                                     locations_of(1), jobs, control, comp);
   barrier.sync();
   locality_merge_jobs<false, Policy>(buffers, jobs, control->boundary.job_count, comp);
   barrier.sync();
@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
     const std::int64_t job_blocks = ceil_div(tiles(), std::int64_t(Policy::job_groups - 1));
     for (std::int64_t job_block = blockIdx.x; job_block < job_blocks; job_block += stride)
       locality_plan_jobs<Policy>(job_block, tiles(), pass, buffers.keys_out, buffers.keys_temp, list,
-                                   locations_of(pass), locations_of(pass + 1), jobs, control, comp);
+                                 locations_of(pass), locations_of(pass + 1), jobs, control, comp);
     barrier.sync();
     locality_merge_jobs<true, Policy>(buffers, jobs, control->pass[pass].job_count, comp);
     barrier.sync();

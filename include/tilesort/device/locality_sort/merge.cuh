@@ -98,8 +98,8 @@ struct locality_layout {
 // `cut_bytes`: the k-way dense passes' cuts, kept where the jobs would be.
 template <typename Policy>
 std::size_t plan_locality_layout(locality_layout& layout, std::size_t offset, std::int64_t n,
-                                   std::int64_t blocks, std::size_t key_bytes, std::size_t value_bytes,
-                                   std::size_t cut_bytes = 0) {
+                                 std::int64_t blocks, std::size_t key_bytes, std::size_t value_bytes,
+                                 std::size_t cut_bytes = 0) {
   layout.blocks = blocks;
   layout.tiles = blocks * locality_tiling<Policy>::merge_tiles_per_block;
   auto take = [&](std::size_t bytes) {
@@ -124,8 +124,8 @@ std::size_t plan_locality_layout(locality_layout& layout, std::size_t offset, st
 // run).
 template <typename Policy, typename Key, typename Value, typename Compare>
 cudaError_t launch_locality_dense_kway(const merge_buffers<Key, Value>& buffers, const kway_merge_sort_plan& plan,
-                                         merge_job* jobs, merge_control* control, bool dependent, Compare comp,
-                                         cudaStream_t stream) {
+                                       merge_job* jobs, merge_control* control, bool dependent, Compare comp,
+                                       cudaStream_t stream) {
   using base = typename Policy::base;
   kway_pass_grids grids;
   TILESORT_RETURN_IF_ERROR((resident_kway_grids<base, Key, Value, Compare>(grids)));
@@ -142,9 +142,9 @@ cudaError_t launch_locality_dense_kway(const merge_buffers<Key, Value>& buffers,
 // below dense_kway_min_keys.
 template <typename Policy, typename Key, typename Value, typename Compare>
 cudaError_t launch_locality_dense_kway_kernel(const merge_buffers<Key, Value>& buffers,
-                                                const kway_merge_sort_plan& plan, merge_job* jobs,
-                                                merge_control* control, bool dependent, Compare comp,
-                                                cudaStream_t stream) {
+                                              const kway_merge_sort_plan& plan, merge_job* jobs,
+                                              merge_control* control, bool dependent, Compare comp,
+                                              cudaStream_t stream) {
   using base = typename Policy::base;
   using storage = merge_sort_kway_storage<Key, Value, base::merge_tile_items>;
   static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
@@ -169,8 +169,8 @@ cudaError_t launch_locality_dense_kway_kernel(const merge_buffers<Key, Value>& b
 // their kernels are not compiled.
 template <typename Policy, bool DensePasses = true, typename Key, typename Value, typename Compare>
 cudaError_t launch_locality_merge(const Key* keys_in, const Value* values_in, const merge_buffers<Key, Value>& buffers,
-                                    const merge_segment_list& list, const locality_layout& layout, void* temp,
-                                    int passes, merge_control* control, Compare comp, cudaStream_t stream) {
+                                  const merge_segment_list& list, const locality_layout& layout, void* temp,
+                                  int passes, merge_control* control, Compare comp, cudaStream_t stream) {
   if (layout.blocks <= 0) return cudaSuccess;
   if (passes > max_merge_passes || layout.blocks > INT_MAX) return cudaErrorInvalidValue;
   char* base = static_cast<char*>(temp);

@@ -202,7 +202,7 @@ inline constexpr bool locality_copies_async = copies_to_shared_async<T> && async
 // bytes), no key staged in registers.
 template <bool Async, bool Full, typename Policy, typename Key, typename Value, typename Storage, typename Compare>
 TILESORT_DEVICE void locality_merge_slices(Storage& storage, const merge_buffers<Key, Value>& buffers,
-                                             const merge_job& job, Compare comp) {
+                                           const merge_job& job, Compare comp) {
   constexpr int threads = Policy::merge_threads;
   constexpr int items = Policy::merge_items;
   constexpr bool pairs = has_values<Value>;
@@ -280,7 +280,7 @@ TILESORT_UNROLL
 // rewrites its window in place. Async: see locality_merge_slices.
 template <bool Async, typename Policy, typename Key, typename Value, typename Compare>
 TILESORT_DEVICE void locality_merge_jobs(const merge_buffers<Key, Value>& buffers, const merge_job* jobs,
-                                           unsigned queued, Compare comp) {
+                                         unsigned queued, Compare comp) {
   static_assert(Policy::merge_tile_items <= 0xffff, "merge_job counts are 16-bit");
   using storage_type = locality_merge_storage<Key, Value, Policy::merge_tile_items>;
   auto& storage = *reinterpret_cast<storage_type*>(locality_smem);
