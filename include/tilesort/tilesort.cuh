@@ -11,6 +11,7 @@
 #include "device/bitonic_sort.cuh"
 #include "device/locality_sort.cuh"
 #include "device/merge_sort.cuh"
+#include "device/radix_sort.cuh"
 #include "device/sample_sort.cuh"
 #include "device/segmented_sort.cuh"
 #include "device/sort.cuh"

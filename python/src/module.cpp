@@ -1,20 +1,25 @@
-// module.cpp — the nanobind module tilesort._ext: thin functions over raw
-// device pointers (Python ints), sizes, the key's order and a stream handle.
-// Everything about arrays (dtypes, shapes, allocation, the caller's stream)
-// lives in the Python layer (tilesort/_core.py); this module only checks
-// that the call is well formed and turns the library's error code into a
-// RuntimeError. One Python sort is one `sort` call (a sort_job: prologue,
-// library sort, epilogue), plus a size query the layer remembers per shape.
+// module.cpp — the nanobind module tilesort._ext: one typed sort job
+// (SortJob: raw device pointers as Python ints, sizes, the key's order, the
+// algorithm as the Algorithm enum, which nanobind checks) run or sized on a
+// stream handle. Everything about arrays (dtypes, shapes, allocation, the
+// caller's stream) lives in the Python layer (tilesort/_core.py); this
+// module only checks that the job is well formed and turns the library's
+// error code into a RuntimeError. One Python sort is one `sort` call (a
+// sort_job: prologue, library sort, epilogue), plus a size query the layer
+// remembers per shape.
 //
 //   from tilesort import _ext
-//   args = (_ext.ROWS, 4, ord("i"), 0, False, True, kin, kout, 0, idx, True, n, 1024, 0, 0)
-//   need = _ext.sort(*args, 0, 0, stream)       # size query
-//   _ext.sort(*args, temp, need, stream)
+//   job = _ext.SortJob(algo=_ext.Algorithm.ROWS, key_bytes=4, kind="i", keys_in=kin, keys_out=kout,
+//                      values_out=idx, index_payload=True, n=n, row_length=1024)
+//   need = _ext.sort(job, temp=0, temp_bytes=0, stream=stream)   # size query
+//   _ext.sort(job, temp=temp, temp_bytes=need, stream=stream)
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "sort_call.h"
 
@@ -35,33 +40,59 @@ T* pointer(std::uintptr_t address) {
   return reinterpret_cast<T*>(address);
 }
 
+// What Python fills in (SortJob's keyword arguments, in this order): sort_job
+// with device pointers as integers and the dtype kind as a one-letter string.
+struct job_request {
+  algorithm algo = algorithm::front;
+  int key_bytes = 0;
+  std::string kind = "u";  // 'u', 'i' or 'f' (see dtype_order.cuh)
+  std::uintptr_t keys_in = 0;
+  std::uintptr_t values_out = 0;
+  std::int64_t n = 0;
+  std::uint64_t inf_bits = 0;  // 'f': bits of +inf in the key's width
+  bool descending = false;
+  bool rank_floats = true;
+  std::uintptr_t keys_out = 0;  // 0: keys not wanted
+  std::uintptr_t values_in = 0;
+  bool index_payload = false;
+  std::int64_t row_length = 0;  // rows
+  std::uintptr_t offsets = 0;   // offsets: device array of segments + 1 int64 entries
+  std::int64_t segments = 0;    // offsets
+};
+
+// The algorithms a Python job may name (row_positions is chosen inside run_job).
+bool job_algorithm(algorithm algo) {
+  return algo == algorithm::front || algo == algorithm::locality || algo == algorithm::rows ||
+         algo == algorithm::offsets;
+}
+
 // Returns the temp bytes the job needs when temp is 0 (size query), else 0
 // after launching it on `stream`.
-std::size_t sort(int algo, int key_bytes, int kind, std::uint64_t inf_bits, bool descending, bool rank_floats,
-                 std::uintptr_t keys_in, std::uintptr_t keys_out, std::uintptr_t values_in, std::uintptr_t values_out,
-                 bool index_payload, std::int64_t n, std::int64_t row_length, std::uintptr_t offsets,
-                 std::int64_t segments, std::uintptr_t temp, std::size_t temp_bytes, std::uintptr_t stream) {
-  if (algo < 0 || algo > 3) throw nb::value_error("tilesort: unknown algorithm code");
+std::size_t sort(const job_request& request, std::uintptr_t temp, std::size_t temp_bytes, std::uintptr_t stream) {
+  if (!job_algorithm(request.algo)) throw nb::value_error("tilesort: a job is FRONT, LOCALITY, ROWS or OFFSETS");
+  const int key_bytes = request.key_bytes;
   if (key_bytes != 1 && key_bytes != 2 && key_bytes != 4 && key_bytes != 8)
     throw nb::value_error("tilesort: keys are 1, 2, 4 or 8 bytes");
-  if (values_out == 0 || (!index_payload && values_in == 0))
+  if (request.kind != "u" && request.kind != "i" && request.kind != "f")
+    throw nb::value_error("tilesort: kind is 'u', 'i' or 'f'");
+  if (request.values_out == 0 || (!request.index_payload && request.values_in == 0))
     throw nb::value_error("tilesort: the extension sorts pairs (8-byte payloads or the index payload) only");
   tilesort_py::sort_job job{};
-  job.algo = static_cast<algorithm>(algo);
+  job.algo = request.algo;
   job.key_bytes = key_bytes;
-  job.kind = static_cast<char>(kind);
-  job.inf_bits = inf_bits;
-  job.descending = descending;
-  job.rank_floats = rank_floats;
-  job.keys_in = pointer<const void>(keys_in);
-  job.keys_out = pointer<void>(keys_out);
-  job.values_in = pointer<const void>(values_in);
-  job.values_out = pointer<void>(values_out);
-  job.index_payload = index_payload;
-  job.n = n;
-  job.row_length = row_length;
-  job.offsets = pointer<const std::int64_t>(offsets);
-  job.segments = segments;
+  job.kind = request.kind[0];
+  job.inf_bits = request.inf_bits;
+  job.descending = request.descending;
+  job.rank_floats = request.rank_floats;
+  job.keys_in = pointer<const void>(request.keys_in);
+  job.keys_out = pointer<void>(request.keys_out);
+  job.values_in = pointer<const void>(request.values_in);
+  job.values_out = pointer<void>(request.values_out);
+  job.index_payload = request.index_payload;
+  job.n = request.n;
+  job.row_length = request.row_length;
+  job.offsets = pointer<const std::int64_t>(request.offsets);
+  job.segments = request.segments;
   job.temp = pointer<void>(temp);
   job.stream = pointer<CUstream_st>(stream);
   check(tilesort_py::run_job(job, temp_bytes), "sort");
@@ -72,14 +103,43 @@ std::size_t sort(int algo, int key_bytes, int kind, std::uint64_t inf_bits, bool
 
 NB_MODULE(_ext, m) {
   m.doc() = "tilesort's CUDA extension: raw-pointer sorts used by the tilesort package";
-  m.attr("FRONT") = static_cast<int>(algorithm::front);
-  m.attr("LOCALITY") = static_cast<int>(algorithm::locality);
-  m.attr("ROWS") = static_cast<int>(algorithm::rows);
-  m.attr("OFFSETS") = static_cast<int>(algorithm::offsets);
-  m.def("sort", &sort, nb::arg("algo"), nb::arg("key_bytes"), nb::arg("kind"), nb::arg("inf_bits"),
-        nb::arg("descending"), nb::arg("rank_floats"), nb::arg("keys_in"), nb::arg("keys_out"), nb::arg("values_in"),
-        nb::arg("values_out"), nb::arg("index_payload"), nb::arg("n"), nb::arg("row_length"), nb::arg("offsets"),
-        nb::arg("segments"), nb::arg("temp"), nb::arg("temp_bytes"), nb::arg("stream"),
+  nb::enum_<algorithm>(m, "Algorithm", "What a sort job sorts (src/sort_call.h)")
+      .value("FRONT", algorithm::front, "one array: the front door sort_pairs")
+      .value("LOCALITY", algorithm::locality, "one nearly sorted array: locality_sort_pairs")
+      .value("ROWS", algorithm::rows, "uniform rows of row_length keys")
+      .value("OFFSETS", algorithm::offsets, "segments given by CSR offsets (segments + 1 int64 entries)");
+  nb::class_<job_request>(m, "SortJob", "One sort job: device pointers as ints, sizes, the key order (src/sort_call.h)")
+      .def(
+          "__init__",
+          [](job_request* self, algorithm algo, int key_bytes, std::string kind, std::uintptr_t keys_in,
+             std::uintptr_t values_out, std::int64_t n, std::uint64_t inf_bits, bool descending, bool rank_floats,
+             std::uintptr_t keys_out, std::uintptr_t values_in, bool index_payload, std::int64_t row_length,
+             std::uintptr_t offsets, std::int64_t segments) {
+            new (self) job_request{algo,      key_bytes,  std::move(kind), keys_in,       values_out,
+                                   n,         inf_bits,   descending,      rank_floats,   keys_out,
+                                   values_in, index_payload, row_length,   offsets,       segments};
+          },
+          nb::kw_only(), nb::arg("algo"), nb::arg("key_bytes"), nb::arg("kind"), nb::arg("keys_in"),
+          nb::arg("values_out"), nb::arg("n"), nb::arg("inf_bits") = 0, nb::arg("descending") = false,
+          nb::arg("rank_floats") = true, nb::arg("keys_out") = 0, nb::arg("values_in") = 0,
+          nb::arg("index_payload") = false, nb::arg("row_length") = 0, nb::arg("offsets") = 0,
+          nb::arg("segments") = 0)
+      .def_rw("algo", &job_request::algo)
+      .def_rw("key_bytes", &job_request::key_bytes)
+      .def_rw("kind", &job_request::kind)
+      .def_rw("inf_bits", &job_request::inf_bits)
+      .def_rw("descending", &job_request::descending)
+      .def_rw("rank_floats", &job_request::rank_floats)
+      .def_rw("keys_in", &job_request::keys_in)
+      .def_rw("keys_out", &job_request::keys_out)
+      .def_rw("values_in", &job_request::values_in)
+      .def_rw("values_out", &job_request::values_out)
+      .def_rw("index_payload", &job_request::index_payload)
+      .def_rw("n", &job_request::n)
+      .def_rw("row_length", &job_request::row_length)
+      .def_rw("offsets", &job_request::offsets)
+      .def_rw("segments", &job_request::segments);
+  m.def("sort", &sort, nb::arg("job"), nb::kw_only(), nb::arg("temp"), nb::arg("temp_bytes"), nb::arg("stream"),
         "Run one sort job (temp != 0) or size it (temp == 0: returns the temp bytes needed); keys_out 0: "
         "keys not wanted; index_payload: values_out receives the positions (see src/sort_call.h).");
   m.def(

@@ -13,7 +13,7 @@ import pytest
 
 np = pytest.importorskip("numpy", reason="numpy is not installed: the host layer tests skip")
 import tilesort  # noqa: E402
-from tilesort import _api, _core  # noqa: E402
+from tilesort import _api, _core, _ext  # noqa: E402
 
 
 class HostBackend:
@@ -67,9 +67,14 @@ def rank(bits, kind, inf_bits, descending):
 
 
 class HostExtension:
-    """tilesort._ext's interface, sorting on the host, with the job's rules (src/sort_call.h) checked."""
+    """tilesort._ext's interface, sorting on the host, with the job's rules (src/sort_call.h) checked.
 
-    FRONT, LOCALITY, ROWS, OFFSETS = 0, 1, 2, 3
+    The job and the algorithm names are the extension's own (SortJob, Algorithm: plain data, no GPU).
+    """
+
+    Algorithm = _ext.Algorithm
+    SortJob = _ext.SortJob
+    FRONT, LOCALITY, ROWS, OFFSETS = Algorithm.FRONT, Algorithm.LOCALITY, Algorithm.ROWS, Algorithm.OFFSETS
 
     def __init__(self, backend):
         self.be = backend
@@ -79,8 +84,13 @@ class HostExtension:
     def flat(self, address, dtype):
         return self.be.arrays[address].reshape(-1).view(dtype)
 
-    def sort(self, algo, key_bytes, kind, inf_bits, descending, rank_floats, keys_in, keys_out, values_in,
-             values_out, index_payload, n, row_length, offsets, segments, temp, temp_bytes, stream):
+    def sort(self, job, *, temp, temp_bytes, stream):
+        assert isinstance(job, self.SortJob) and isinstance(job.algo, self.Algorithm)
+        algo, key_bytes, kind, inf_bits = job.algo, job.key_bytes, ord(job.kind), job.inf_bits
+        descending, rank_floats = job.descending, job.rank_floats
+        keys_in, keys_out, values_in, values_out = job.keys_in, job.keys_out, job.values_in, job.values_out
+        index_payload, n, row_length = job.index_payload, job.n, job.row_length
+        offsets, segments = job.offsets, job.segments
         if key_bytes not in (1, 2, 4, 8) or values_out == 0 or (not index_payload and values_in == 0):
             raise ValueError("the extension sorts keys of 1-8 bytes with 8-byte payloads or the index payload")
         if temp == 0:

@@ -30,11 +30,11 @@ from . import _ext
 from ._arrays import KEY_TYPES
 
 INDEX = "index"  # payload marker: sort positions along with the keys (argsort)
-LOCALITY = _ext.LOCALITY
+LOCALITY = _ext.Algorithm.LOCALITY
 
 # The one-array sort (1-D input, or a single row): the library's front door
 # (tilesort::sort_pairs), which picks the fastest of its algorithms for n.
-ONE_ARRAY = _ext.FRONT
+ONE_ARRAY = _ext.Algorithm.FRONT
 
 PAYLOAD_BYTES = (1, 2, 4, 8)
 
@@ -129,21 +129,24 @@ def launch(be, like, algo, kt, descending, keys_in, keys_out, values_in, values_
     """
     stream = be.stream(like)
     values_address = be.ptr(values_out)
-    args = (algo, kt.bytes, ord(kt.kind), kt.inf_bits, bool(descending), FLOAT_RANKS, be.ptr(keys_in),
-            0 if keys_out is None else be.ptr(keys_out), 0 if values_in is None else be.ptr(values_in),
-            values_address, index, n, row_length, 0 if offsets is None else be.ptr(offsets), segments)
+    job = _ext.SortJob(algo=algo, key_bytes=kt.bytes, kind=kt.kind, inf_bits=kt.inf_bits,
+                       descending=bool(descending), rank_floats=FLOAT_RANKS, keys_in=be.ptr(keys_in),
+                       keys_out=0 if keys_out is None else be.ptr(keys_out),
+                       values_in=0 if values_in is None else be.ptr(values_in), values_out=values_address,
+                       index_payload=bool(index), n=n, row_length=row_length,
+                       offsets=0 if offsets is None else be.ptr(offsets), segments=segments)
     shape = (algo, kt.bytes, kt.kind, FLOAT_RANKS, keys_out is None, n, row_length, segments)
     need = _temp_bytes.get(shape)
     if need is None:
-        need = _ext.sort(*args, 0, 0, stream)
+        need = _ext.sort(job, temp=0, temp_bytes=0, stream=stream)
         if len(_temp_bytes) >= _TEMP_SHAPES:
             _temp_bytes.clear()
         _temp_bytes[shape] = need
     if need == 0:  # nothing to allocate: any non-null address runs the job (it reads no temp)
-        _ext.sort(*args, values_address, 0, stream)
+        _ext.sort(job, temp=values_address, temp_bytes=0, stream=stream)
         return
     temp = be.empty((need,), "uint8", like)
-    _ext.sort(*args, be.ptr(temp), need, stream)
+    _ext.sort(job, temp=be.ptr(temp), temp_bytes=need, stream=stream)
 
 
 def _direct(be, out):
@@ -199,7 +202,7 @@ def sort_rows(be, function, x, dim, descending, payload, algo=None, out_keys=Non
     row_shape = tuple(keys.shape)
     length = row_shape[-1] if row_shape else 1
     if algo is None:
-        algo = ONE_ARRAY if n == length else _ext.ROWS
+        algo = ONE_ARRAY if n == length else _ext.Algorithm.ROWS
     direct_ok = not moved and not scalar
     keys_out = None
     if keep_keys:
@@ -305,7 +308,7 @@ def sort_segments(be, function, keys, offsets, descending, payload, out_keys=Non
         if values_out is None:
             values_out = be.empty((n,), be.dtype_name(payload), keys)
     if n > 0:
-        launch(be, keys, _ext.OFFSETS, kt, descending, keys_in, keys_out, values_in, values_out, by_index, n,
+        launch(be, keys, _ext.Algorithm.OFFSETS, kt, descending, keys_in, keys_out, values_in, values_out, by_index, n,
                offsets=offsets, segments=segments)
     result_keys = result_payload = None
     if keep_keys:

@@ -1,5 +1,5 @@
 // tests/common/device_sort_cases.cuh — the checks every stable device sort
-// with the DESIGN.md shape (two-phase + convenience, keys and pairs) must
+// with the common device shape (two-phase + convenience, keys and pairs) must
 // pass, written once for any such sort. A test file names the sort with a
 // `Sorter`: a type with static keys(...) and pairs(...) that forward to its
 // entry points (both overload sets). Used by tests/gpu/sample_sort.cu and

@@ -23,7 +23,7 @@ namespace {
 using namespace tilesort_test;
 using u32 = std::uint32_t;
 
-using policy_u32 = tilesort::detail::early_exit_policy_for<u32, tilesort::detail::no_value>;
+using policy_u32 = tilesort::detail::locality_policy_for<u32, tilesort::detail::no_value>;
 
 // ------------------------------------------------------------------ inputs
 // The distributions of test_util plus the local ones this sort is for.
@@ -331,9 +331,9 @@ TEST(LocalitySort, RandomKeysTakeTheDenseKernel) {
   REQUIRE_GPU();
   if (small_run()) GTEST_SKIP() << "large case skipped in the small run";
   using tilesort::detail::dense_passes;
-  using tilesort::detail::early_exit_dense_choice;
-  using policy_pairs = tilesort::detail::early_exit_policy_for<u32, u32>;
-  using policy_u16 = tilesort::detail::early_exit_policy_for<std::uint16_t, tilesort::detail::no_value>;
+  using tilesort::detail::locality_dense_choice;
+  using policy_pairs = tilesort::detail::locality_policy_for<u32, u32>;
+  using policy_u16 = tilesort::detail::locality_policy_for<std::uint16_t, tilesort::detail::no_value>;
   static_assert(policy_u32::dense_kernel_min_keys < policy_u32::dense_kway_min_keys);
   static_assert(policy_pairs::dense_kernel_min_keys < policy_pairs::dense_kway_min_keys);
   tilesort::sort_stats* stats = nullptr;
@@ -341,8 +341,8 @@ TEST(LocalitySort, RandomKeysTakeTheDenseKernel) {
   run_options o;
   o.stats = stats;
   const std::int64_t n = policy_u32::dense_kernel_min_keys + 12345;
-  ASSERT_EQ(dense_passes::kway_kernel, early_exit_dense_choice<policy_u32>(true, n));
-  const auto plan = tilesort::detail::early_exit_dense_plan<policy_u32>(n);
+  ASSERT_EQ(dense_passes::kway_kernel, locality_dense_choice<policy_u32>(true, n));
+  const auto plan = tilesort::detail::locality_dense_plan<policy_u32>(n);
   ASSERT_GT(plan.merge_passes, 0);
   check_keys(make_keys<u32>(n, distribution::random, fresh_seed()), tilesort::less{}, o);
   EXPECT_EQ(plan.merge_passes, stats->merge_passes);
@@ -352,10 +352,10 @@ TEST(LocalitySort, RandomKeysTakeTheDenseKernel) {
   EXPECT_EQ(0, stats->pass[0].merge_tiles);  // windows sorted it: the k-way kernel returned at once
   o.in_place = true;
   const std::int64_t pairs_n = policy_pairs::dense_kernel_min_keys + 777;
-  ASSERT_EQ(dense_passes::kway_kernel, early_exit_dense_choice<policy_pairs>(true, pairs_n));
+  ASSERT_EQ(dense_passes::kway_kernel, locality_dense_choice<policy_pairs>(true, pairs_n));
   check_pairs(make_keys<u32>(pairs_n, distribution::random, fresh_seed()), tilesort::less{}, o);
   const std::int64_t n16 = policy_u16::dense_kernel_min_keys + 4321;
-  ASSERT_EQ(dense_passes::own_kernel, early_exit_dense_choice<policy_u16>(true, n16));
+  ASSERT_EQ(dense_passes::own_kernel, locality_dense_choice<policy_u16>(true, n16));
   o.in_place = false;
   check_keys(make_keys<std::uint16_t>(n16, distribution::random, fresh_seed()), tilesort::less{}, o);
   const int passes = tilesort::detail::merge_passes_for(n16, policy_u16::tile_items);
@@ -371,7 +371,7 @@ TEST(LocalitySort, LargeRandomTakesKwayPasses) {
   REQUIRE_GPU();
   if (small_run()) GTEST_SKIP() << "large case skipped in the small run";
   const std::int64_t n = policy_u32::dense_kway_min_keys + 12345;
-  const auto plan = tilesort::detail::early_exit_dense_plan<policy_u32>(n);
+  const auto plan = tilesort::detail::locality_dense_plan<policy_u32>(n);
   ASSERT_GT(plan.merge_passes, 0);
   tilesort::sort_stats* stats = nullptr;
   CUDA_ASSERT(cudaMallocHost(&stats, sizeof *stats));

@@ -376,8 +376,8 @@ TEST(SegmentedSort, TileBoundaries) {
   REQUIRE_GPU();
   // Segment lengths at every sorter capacity and blocksort / merge tile edge,
   // in one array so that segments start at odd offsets.
-  const std::int64_t t = tilesort::detail::early_exit_policy_for<u32, tilesort::detail::no_value>::tile_items;
-  const std::int64_t m = tilesort::detail::early_exit_policy_for<u32, tilesort::detail::no_value>::merge_tile_items;
+  const std::int64_t t = tilesort::detail::locality_policy_for<u32, tilesort::detail::no_value>::tile_items;
+  const std::int64_t m = tilesort::detail::locality_policy_for<u32, tilesort::detail::no_value>::merge_tile_items;
   std::vector<std::int64_t> lengths;
   for (std::int64_t c : {32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384})
     for (std::int64_t d : {-1, 0, 1}) lengths.push_back(c + d);

@@ -259,7 +259,7 @@ TEST(MergeJobs, BlocksortBufferChoice) {
 }
 
 // ------------------------------------------------------------------ the engine on the host
-// Mirrors device/early_exit_merge.cuh kernel by kernel with T = Threads x
+// Mirrors device/locality_sort/merge.cuh kernel by kernel with T = Threads x
 // Items and M = T / K; every decision goes through the detail functions.
 template <int Threads, int Items, int MergeTile>
 struct engine {

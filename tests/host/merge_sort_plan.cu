@@ -344,7 +344,7 @@ template <typename Policy, typename Key, typename Value, typename Compare>
 void emulate_blocksort_tile(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, int valid,
                             Compare comp) {
   constexpr int threads = Policy::block_threads, items = Policy::block_items, warps = threads / 32;
-  constexpr bool pairs = merge_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   using transpose = merge_sort_warp_transpose<items>;
   struct registers {
     Key keys[items];
@@ -419,7 +419,7 @@ template <typename Policy, bool Full, typename Key, typename Value, typename Com
 void emulate_merge_tile(const merge_tile_slices& slices, const Key* keys_src, Key* keys_dst, const Value* values_src,
                         Value* values_dst, Compare comp) {
   constexpr int threads = Policy::merge_threads, items = Policy::merge_items;
-  constexpr bool pairs = merge_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   using steps = merge_sort_merge_steps<threads, items>;
   // Shared memory, poisoned: a read of a slot no step wrote shows in the result.
   std::vector<Key> keys(transpose_slots<Key>(Policy::merge_tile_items), Key{poison_key, poison_key});
@@ -450,7 +450,7 @@ void emulate_merge_sort(const Key* keys_in, Key* keys_out, const Value* values_i
   std::vector<Value> temp_values(n);
   auto keys_of = [&](int step) { return plan.writes_output(step) ? keys_out : temp_keys.data(); };
   auto values_of = [&](int step) { return plan.writes_output(step) ? values_out : temp_values.data(); };
-  constexpr bool pairs = merge_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   for (std::int64_t tile = 0; tile < plan.tiles; ++tile) {
     const std::int64_t begin = tile * Policy::tile_items;
     const int valid = static_cast<int>(std::min<std::int64_t>(n - begin, Policy::tile_items));

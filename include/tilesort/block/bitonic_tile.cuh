@@ -113,7 +113,7 @@ struct bitonic_tile {
   static_assert(tile_log - item_log >= warp_log, "needs >= 32 threads");
   static_assert(run_log >= 1 && run_log <= warp_log, "runs of 2 .. 32 keys");
   static_assert(tile_log < 31, "local indices are int");
-  static constexpr bool has_values = !std::is_same_v<Value, no_value>;
+  static constexpr bool has_values = detail::has_values<Value>;
   static constexpr int key_row_log = bitonic_bank_row_log(sizeof(Key));
   static constexpr int value_row_log = bitonic_bank_row_log(sizeof(Value));
 

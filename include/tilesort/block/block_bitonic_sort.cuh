@@ -50,8 +50,8 @@ namespace tilesort {
 template <typename Key, int BlockThreads, typename Value = void>
 class block_bitonic_sort {
   static_assert(BlockThreads >= 1 && BlockThreads <= 1024, "one key per thread, at most 1024 threads");
-  static constexpr bool has_values = !std::is_void_v<Value>;
-  using value_type = std::conditional_t<has_values, Value, detail::no_value>;
+  static constexpr bool has_values = detail::has_values<Value>;
+  using value_type = detail::value_or_none<Value>;
 
  public:
   /// Shared memory for one sort, put in __shared__ by the caller.

@@ -1,5 +1,17 @@
-// block/block_scan.cuh — the block-wide exclusive sum every device sort
-// uses (a warp scan by shuffles, then a scan of the warps' totals).
+// block/block_scan.cuh — the exclusive prefix sum over a block that the
+// device sorts share (the sample sort's counter scans and scatter ranks, the
+// segmented sort's flags-to-heads count): one 64-bit number per thread in,
+// the sum of the threads before it out, and the block's total.
+//
+// Algorithm: an inclusive scan inside each warp (log2(32) shuffles), the
+// warps' totals written to shared memory, warp 0 scans those (one more
+// warp scan), and each thread adds its warp's prefix. Two barriers inside,
+// one at the end so that `warp_sums` may be reused at once. The caller owns
+// the shared memory: Threads / 32 + 1 entries (the last holds the total).
+//
+//   __shared__ std::int64_t warp_sums[256 / 32 + 1];
+//   std::int64_t total = 0;
+//   const std::int64_t before = detail::block_exclusive_sum<256>(count, warp_sums, total);
 #pragma once
 
 #include <cstdint>
@@ -8,7 +20,7 @@
 
 namespace tilesort::detail {
 
-// Exclusive sum of one value per thread over the block, in thread order, and
+// Exclusive sum over the block of one 64-bit number per thread; `total` gets
 // the block's sum. `warp_sums` holds Threads / 32 + 1 entries of shared memory;
 // every thread of the block calls this (it has barriers).
 template <int Threads>

@@ -52,7 +52,7 @@
 
 namespace tilesort {
 
-/// Tuning of tilesort::block_sort, chosen on an H100 SXM with tilesort-bench's
+/// Tuning of tilesort::block_sort, chosen for sm_90 with tilesort-bench's
 /// tile benchmark (load + sort + store of independent tiles). Specialise it to
 /// override. The measurements, and the variants tried and dropped, are in
 /// docs/tuning/block_and_warp_sort.md.
@@ -78,7 +78,7 @@ TILESORT_HD constexpr std::size_t max_size(std::size_t a, std::size_t b) { retur
 // access.
 template <typename Key, typename Payload>
 struct sort_item_alignment {
-  static constexpr std::size_t bytes = sizeof(Key) + (std::is_same_v<Payload, no_value> ? 0 : sizeof(Payload));
+  static constexpr std::size_t bytes = sizeof(Key) + value_bytes_of<Payload>;
   static constexpr std::size_t natural = alignof(Key) > alignof(Payload) ? alignof(Key) : alignof(Payload);
   static constexpr std::size_t value = (is_pow2(static_cast<long long>(bytes)) && bytes <= 16 && bytes > natural)
                                            ? bytes
@@ -106,9 +106,8 @@ struct alignas(sort_item_alignment<Key, no_value>::value) sort_item<Key, no_valu
 template <typename Key, typename Value>
 struct block_sort_payload {
   static constexpr bool by_index =
-      !std::is_void_v<Value> &&
-      sizeof(sort_item<Key, std::conditional_t<std::is_void_v<Value>, int, Value>>) > sizeof(sort_item<Key, int>);
-  using type = std::conditional_t<std::is_void_v<Value>, no_value, std::conditional_t<by_index, int, Value>>;
+      has_values<Value> && sizeof(sort_item<Key, value_or_none<Value>>) > sizeof(sort_item<Key, int>);
+  using type = std::conditional_t<has_values<Value>, std::conditional_t<by_index, int, Value>, no_value>;
 };
 
 // Stable sort of the first `count` keys (a run-time count); keys at index >=
@@ -143,7 +142,7 @@ struct block_merge_core {
                                       Payload (&payload)[ItemsPerThread], Compare comp) {
     if constexpr (Partial) {
       odd_even_transposition_sort_prefix(keys, payload, valid_thread_items(thread, ItemsPerThread, valid_items), comp);
-    } else if constexpr (std::is_same_v<Payload, no_value> && equivalence_is_identity<Key, Compare>) {
+    } else if constexpr (!has_values<Payload> && equivalence_is_identity<Key, Compare>) {
       bitonic_network_sort(keys, payload, comp);
     } else {
       odd_even_transposition_sort(keys, payload, comp);
@@ -334,7 +333,7 @@ class block_sort {
                 "block_sort: BlockThreads must be a multiple of 32, at most 1024");
   static_assert(ItemsPerThread >= 1, "block_sort: ItemsPerThread must be positive");
   static_assert(std::is_trivially_copyable_v<Key>, "block_sort: keys must be trivially copyable");
-  static_assert(std::is_void_v<Value> || std::is_trivially_copyable_v<Value>,
+  static_assert(!detail::has_values<Value> || std::is_trivially_copyable_v<Value>,
                 "block_sort: values must be trivially copyable");
   // Tile positions, padded slots and merge-range ends (up to twice a run past
   // the tile start) are 32-bit.
@@ -344,7 +343,7 @@ class block_sort {
   using payload_rule = detail::block_sort_payload<Key, Value>;
   using payload_type = typename payload_rule::type;
   using policy = block_sort_policy<Key, Value, BlockThreads, ItemsPerThread>;
-  using value_array_type = std::conditional_t<std::is_void_v<Value>, detail::no_value, Value>;
+  using value_array_type = detail::value_or_none<Value>;
   using value_layout = detail::padded_layout<ItemsPerThread, static_cast<int>(sizeof(value_array_type))>;
   template <typename Payload>
   using core_for = detail::block_merge_core<Key, Payload, BlockThreads, ItemsPerThread>;
@@ -427,7 +426,7 @@ class block_sort {
   template <typename Compare = less>
   TILESORT_DEVICE void sort_pairs(Key (&keys)[ItemsPerThread], value_array_type (&values)[ItemsPerThread],
                                   Compare comp = {}) {
-    static_assert(!std::is_void_v<Value>, "block_sort::sort_pairs needs a Value type");
+    static_assert(detail::has_values<Value>, "block_sort::sort_pairs needs a Value type");
     pairs<false>(keys, values, tile_items, comp);
   }
 
@@ -435,7 +434,7 @@ class block_sort {
   template <typename Compare = less>
   TILESORT_DEVICE void sort_pairs_nearly(Key (&keys)[ItemsPerThread], value_array_type (&values)[ItemsPerThread],
                                          Compare comp = {}, bool nearly = true) {
-    static_assert(!std::is_void_v<Value>, "block_sort::sort_pairs_nearly needs a Value type");
+    static_assert(detail::has_values<Value>, "block_sort::sort_pairs_nearly needs a Value type");
     pairs<false>(keys, values, tile_items, comp, nearly);
   }
 
@@ -459,7 +458,7 @@ class block_sort {
   template <typename Compare = less>
   TILESORT_DEVICE void sort_pairs_padded(Key (&keys)[ItemsPerThread], value_array_type (&values)[ItemsPerThread],
                                          int live_items, Compare comp = {}) {
-    static_assert(!std::is_void_v<Value>, "block_sort::sort_pairs_padded needs a Value type");
+    static_assert(detail::has_values<Value>, "block_sort::sort_pairs_padded needs a Value type");
     pairs<false, true>(keys, values, tile_items, comp, false, live_items);
   }
 
@@ -468,7 +467,7 @@ class block_sort {
   template <typename Compare = less>
   TILESORT_DEVICE void sort_pairs(Key (&keys)[ItemsPerThread], value_array_type (&values)[ItemsPerThread],
                                   int valid_items, Compare comp = {}) {
-    static_assert(!std::is_void_v<Value>, "block_sort::sort_pairs needs a Value type");
+    static_assert(detail::has_values<Value>, "block_sort::sort_pairs needs a Value type");
     if (valid_items >= tile_items) {
       pairs<false>(keys, values, tile_items, comp);
     } else if (valid_items > 1) {
@@ -485,7 +484,7 @@ class block_sort {
   template <typename Values, typename Compare>
   TILESORT_DEVICE void partial(Key (&keys)[ItemsPerThread], Values (&values)[ItemsPerThread], int valid_items,
                                Compare comp) {
-    constexpr bool keys_only = std::is_same_v<Values, detail::no_value>;
+    constexpr bool keys_only = !detail::has_values<Values>;
     if constexpr (detail::equivalence_is_identity<Key, Compare>) {
       const Key largest = detail::last_key<Key, Compare>();
       const int first = detail::linear_thread_index() * ItemsPerThread;
@@ -573,7 +572,7 @@ class block_sort {
     run_core::template sort_thread<Partial>(thread, valid_items, keys, payload, comp);
 
     constexpr bool registers_only = policy::warp_shuffle_merge && !Partial && detail::is_pow2(ItemsPerThread) &&
-                                    std::is_same_v<Payload, detail::no_value> &&
+                                    !detail::has_values<Payload> &&
                                     detail::equivalence_is_identity<Key, Compare>;
     if constexpr (registers_only) {
       detail::warp_merge_rounds_in_registers(keys, thread % detail::warp_threads, comp);

@@ -17,9 +17,10 @@
 
 namespace tilesort::detail {
 
-// Checks every device entry point makes before it touches memory (DESIGN.md,
-// Errors): n >= 0, no null data pointer when there is data, and enough temp
-// storage. `needs_values` is false for keys-only calls.
+// Checks every device entry point makes before it touches memory (the API
+// contract on bad input, docs/design.md "Conventions"): n >= 0, no null data
+// pointer when there is data, and enough temp storage. `needs_values` is
+// false for keys-only calls.
 __host__ __device__ inline cudaError_t check_sort_args(const void* keys_in, const void* keys_out,
                                                        const void* values_in, const void* values_out,
                                                        bool needs_values, std::int64_t n) {

@@ -221,7 +221,7 @@ TILESORT_HD constexpr bool blocksort_to_temp(bool local, int segment_passes) {
 // `min_pairs` samples at least: a short tile's few samples of random keys are
 // all in order too often, and one tile that looks local sends a whole
 // locality sort of random keys down the early-exit passes instead of the
-// dense ones (device/early_exit_merge.cuh).
+// dense ones (device/locality_sort/merge.cuh).
 TILESORT_HD constexpr bool looks_local(int in_order_pairs, int pairs, int num, int den, int min_pairs) {
   return pairs >= min_pairs && static_cast<long long>(in_order_pairs) * den >= static_cast<long long>(pairs) * num;
 }

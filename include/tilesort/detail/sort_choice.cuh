@@ -20,8 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "../device/sort_stats.cuh"
 #include "config.cuh"
+#include "sort_algorithm.cuh"
 
 namespace tilesort::detail {
 
@@ -56,10 +56,8 @@ struct sort_probe_policy {
   static constexpr int max_descents = samples / 512;
   // From this n on, the merge sort behind the probe runs persistent k-way
   // passes (about a wave of blocks each), so that skipping them costs sorted
-  // input little; merging, they are 2-8% slower than a block per tile. H200,
-  // commit 1325402: sorted keys from 2^25 0.81-0.94x the locality sort (u32
-  // keys at 2^28 0.41x on an H100 before), random keys 0.95-0.98x the merge
-  // sort (docs/performance.md, "The front door's probe").
+  // input little; merging, they are 2-8% slower than a block per tile, which
+  // random keys pay only from here (docs/tuning/front_door.md).
   static constexpr std::int64_t persistent_merge_from = std::int64_t(1) << 25;
 };
 
@@ -74,42 +72,29 @@ TILESORT_HD constexpr std::int64_t probe_pair_first(std::int64_t n, std::int64_t
 // The probe's verdict from its count of pairs out of order.
 TILESORT_HD constexpr bool probe_looks_sorted(int descents) { return descents <= sort_probe_policy::max_descents; }
 
-// Sample sort (third version, two classification levels): measured on an H100
-// on 2026-11-27 (bench families `sample` and `merge` in one process, commit
-// 500fd3d, 2^24-2^28, random keys, lat mode), time of the sample sort / the
-// merge sort: 8-byte keys alone (u64, an 8-byte struct with its own
-// comparator) 0.88-0.90x at 2^24, 1.05-1.09x from 2^25; u32 keys with u32
-// values 0.94x at 2^24, 1.06x at 2^25 and 2^26, 0.99x at 2^28; u32 keys alone
-// 0.85-0.92x up to 2^25 and 1.01-1.04x from 2^26, too close to move them
-// (docs/tuning/sample_sort.md).
-// Probe: measured on an H100 on 2026-11-27 (bench family `merge`, which
-// times sort_*, merge_sort_* and locality_sort_* in one process; commit
-// 6efc66d with the probe from 2^17 in every row; 2^17-2^28, random, sorted
-// and nearly sorted keys, lat mode). It chose right every time. What it
-// costs random keys (the probe and the locality sort's launches, about
-// 13-25 us): sort_* / the table's sort 0.68-0.87x at 2^17-2^20, 0.87-0.95x at
-// 2^21-2^22, 0.95-0.97x at 2^23 and 0.97-1.01x from 2^24 (pairs64:
-// 0.94-0.95x at 2^21-2^22). A row probes from where random keys lose at
-// most 5%: 2^23, and 2^22 for 8-byte keys with 8-byte values. What it gains
-// sorted and nearly sorted keys there: 1.5-10.9x the merge sort
-// (docs/performance.md, "The front door's probe").
-// Bitonic sort: measured on an H200 (bench family `bitonic`, 2^8-2^20, random
-// and sorted keys, lat mode): faster than the merge sort up to 2^16 u32 keys
-// (8.2 vs 9.2 us at 2^8, 29.7 vs 36.4 us at 2^16; 56 vs 38 us at 2^17) and up
-// to 2^13 u64 keys (29.2 vs 31.3 us; a tie at 2^14, slower from 2^15);
-// 1- and 2-byte keys were not measured and keep the merge sort. The rows
-// mirror the benchmark's cases (u32 / u64 keys, u32 / u64 pairs, wider
-// items) so that a measured crossover can be entered per row.
-// Radix sort (keys under less / greater, or a bits_order): it takes over
-// from the comparison sorts at radix_from, and the probe moves up to where
-// its launches cost a radix sort of random keys at most about 5%.
+// The rows mirror the benchmark's cases (u32 / u64 keys, u32 / u64 pairs,
+// wider items), so that a measured crossover can be entered per row. Each
+// number is where the measurement put the crossover; the measurements are in
+// docs/tuning/front_door.md. The radix columns apply to keys with a radix
+// image (tilesort::less / greater on integers and floats, or a bits_order).
 inline constexpr sort_choice_row sort_choice_table[] = {
+    // 1- and 2-byte keys: the merge sort, the radix sort (one or two passes) from 2^14.
     {2, 0, sample_never, 0, probe_never, std::int64_t(1) << 14, probe_never},
+    // 4-byte keys: the bitonic sort wins up to 2^16; the sample sort's 1-4% from 2^26 is
+    // too close to move; the probe costs random keys at most 5% from 2^23; radix from
+    // 2^17, probed from 2^24.
     {4, 0, sample_never, std::int64_t(1) << 16, std::int64_t(1) << 23, std::int64_t(1) << 17, std::int64_t(1) << 24},
+    // 4-byte keys with 4-byte values: the sample sort wins from 2^25; probe from 2^23;
+    // radix from 2^17, probed from 2^24.
     {4, 4, std::int64_t(1) << 25, 0, std::int64_t(1) << 23, std::int64_t(1) << 17, std::int64_t(1) << 24},
+    // 8-byte keys: the bitonic sort wins up to 2^13, the sample sort from 2^25; probe from
+    // 2^23; radix from 2^17, probed from 2^23.
     {8, 0, std::int64_t(1) << 25, std::int64_t(1) << 13, std::int64_t(1) << 23, std::int64_t(1) << 17,
      std::int64_t(1) << 23},
+    // 8-byte keys with 8-byte values: the merge sort; the probe pays from 2^22; radix from
+    // 2^17, probed from 2^23.
     {8, 8, sample_never, 0, std::int64_t(1) << 22, std::int64_t(1) << 17, std::int64_t(1) << 23},
+    // Anything wider: the merge sort (catch-all).
     {SIZE_MAX, SIZE_MAX, sample_never, 0, probe_never, radix_never, probe_never},
 };
 

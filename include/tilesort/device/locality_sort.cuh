@@ -3,7 +3,7 @@
 //
 // Same shape as merge_sort (blocksort tiles of T keys, then ceil(log2(n / T))
 // merge passes of merge tiles of M keys, same policy), plus early exit
-// (device/early_exit_merge.cuh, decisions in detail/merge_jobs.cuh):
+// (device/locality_sort/merge.cuh, decisions in detail/merge_jobs.cuh):
 //   * a blocksort tile already in order is not sorted again (and, sorted in
 //     place, not even written); when every tile is in order and after the
 //     tile before it (sorted input), nothing runs after the blocksort;
@@ -25,7 +25,7 @@
 // graph-capturable.
 // Temp storage: n keys (+ n values) + 2 bytes and one 32-byte job per merge
 // tile + 1.5 KB of counters (only the counters when n fits one tile).
-// Tuning (early_exit_merge_policy) and its history: docs/tuning/locality_sort.md.
+// Tuning (locality_sort_policy) and its history: docs/tuning/locality_sort.md.
 //
 //   std::size_t temp_bytes = 0;
 //   tilesort::locality_sort_keys(nullptr, temp_bytes, d_in, d_out, n);        // size query
@@ -44,7 +44,7 @@
 #include "../comparators.cuh"
 #include "../detail/error.cuh"
 #include "../detail/temp_storage.cuh"
-#include "early_exit_merge.cuh"
+#include "locality_sort/merge.cuh"
 #include "sort_stats.cuh"
 
 namespace tilesort {
@@ -52,12 +52,12 @@ namespace detail {
 
 template <typename Key, typename Value>
 struct locality_setup {
-  using policy = early_exit_policy_for<Key, Value>;
+  using policy = locality_policy_for<Key, Value>;
   std::int64_t n = 0;
   std::int64_t blocks = 0;
   int passes = 0;
   kway_merge_sort_plan dense;  // merge_sort's k-way passes for random keys (merge_passes 0: not these)
-  early_exit_layout layout;
+  locality_layout layout;
   std::size_t total_bytes = 0;
   explicit locality_setup(std::int64_t count) : n(count < 0 ? 0 : count) {
     blocks = n > 0 ? (n - 1) / policy::tile_items + 1 : 0;
@@ -66,16 +66,16 @@ struct locality_setup {
     // keys when one tile holds everything.
     const std::size_t after_control = align_temp(sizeof(merge_control));
     const std::int64_t buffered = passes > 0 ? n : 0;
-    if (early_exit_dense_kway<policy>(n)) dense = early_exit_dense_plan<policy>(n);
+    if (locality_dense_kway<policy>(n)) dense = locality_dense_plan<policy>(n);
     const auto cut_bytes = static_cast<std::size_t>(dense.partition_count()) * sizeof(std::int64_t);
-    total_bytes = plan_early_exit_layout<policy>(layout, after_control, buffered, blocks, sizeof(Key),
-                                                 early_exit_has_values<Value> ? sizeof(Value) : 0, cut_bytes);
+    total_bytes = plan_locality_layout<policy>(layout, after_control, buffered, blocks, sizeof(Key),
+                                               value_bytes_of<Value>, cut_bytes);
   }
 };
 
 // Launch everything (arguments checked, n > 0; `temp` holds
 // setup.total_bytes). `Probed`: the front door's probe has zeroed the control
-// and written its verdict (merge_control::looks_sorted): no memset, and no
+// and written its verdict (merge_control::probe): no memset, and no
 // dense passes, which are there for random keys.
 template <bool Probed, typename Key, typename Value, typename Compare>
 cudaError_t locality_sort_launch(const locality_setup<Key, Value>& setup, void* temp, const Key* keys_in,
@@ -83,7 +83,7 @@ cudaError_t locality_sort_launch(const locality_setup<Key, Value>& setup, void* 
                                  cudaStream_t stream) {
   using policy = typename locality_setup<Key, Value>::policy;
   // Blocksort, job and k-way tile indices are 32-bit; positions stay far from 2^63.
-  if (setup.blocks > (std::int64_t(1) << 31) / early_exit_tiling<policy>::merge_tiles_per_block ||
+  if (setup.blocks > (std::int64_t(1) << 31) / locality_tiling<policy>::merge_tiles_per_block ||
       setup.dense.partition_count() / setup.dense.ways > INT_MAX)
     return cudaErrorInvalidValue;
   char* base = static_cast<char*>(temp);
@@ -96,8 +96,8 @@ cudaError_t locality_sort_launch(const locality_setup<Key, Value>& setup, void* 
                                           values_out,
                                           setup.passes > 0 ? reinterpret_cast<Value*>(base + setup.layout.values_offset) : nullptr};
   const merge_segment_list list{nullptr, nullptr, nullptr, nullptr, setup.n, setup.blocks};
-  return launch_early_exit_merge<policy, !Probed>(keys_in, values_in, buffers, list, setup.layout, temp, setup.passes,
-                                                  control, comp, stream);
+  return launch_locality_merge<policy, !Probed>(keys_in, values_in, buffers, list, setup.layout, temp, setup.passes,
+                                                control, comp, stream);
 }
 
 template <typename Key, typename Value, typename Compare>
@@ -110,17 +110,17 @@ cudaError_t locality_sort_run(void* d_temp, std::size_t& temp_bytes, const Key* 
     temp_bytes = setup.total_bytes;
     return cudaSuccess;
   }
-  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, early_exit_has_values<Value>, n));
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values<Value>, n));
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, setup.total_bytes));
   using policy = typename locality_setup<Key, Value>::policy;
   auto* control = static_cast<merge_control*>(d_temp);
-  if (n == 0)
-    return write_sort_stats(options.stats, nullptr, 0, policy::merge_tile_items, policy::tile_items, 0, nullptr,
-                            nullptr, 0, 0, stream);
+  locality_stats_inputs stats = merge_stats_inputs<policy>(n);
+  if (n == 0) return write_sort_stats(options.stats, stats, stream);
   TILESORT_RETURN_IF_ERROR(
       locality_sort_launch<false>(setup, d_temp, keys_in, keys_out, values_in, values_out, comp, stream));
-  return write_sort_stats(options.stats, control, n, policy::merge_tile_items, policy::tile_items, setup.passes,
-                          nullptr, nullptr, 0, 0, stream, setup.dense);
+  stats.control = control;
+  stats.passes = setup.passes;
+  return write_sort_stats(options.stats, stats, stream, setup.dense);
 }
 
 }  // namespace detail

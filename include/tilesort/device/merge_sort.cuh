@@ -1,20 +1,20 @@
 // device/merge_sort.cuh — stable device-wide merge sort of keys or key-value
 // pairs: any trivially copyable key, any strict weak order, 64-bit sizes.
 // This file holds the launch sequence and the public entry points; the
-// pieces are beside it:
-//   merge_sort_policy.cuh     tuning: tile shapes, ways, blocks per SM
-//   merge_sort_blocksort.cuh  1. blocksort: runs of T = block_threads x
-//                             block_items keys (block_sort, stable)
-//   merge_sort_kway.cuh       2. K-way merge passes (items of 4 bytes and
-//                             more; K = 4, 8 for 8-byte keys): per pass a
-//                             cut launch and a merge launch
-//   merge_sort_pairwise.cuh   2'. pairwise passes (smaller items): per pass
-//                             a partition launch and a merge launch
+// pieces are in device/merge_sort/:
+//   policy.cuh     tuning: tile shapes, ways, blocks per SM
+//   blocksort.cuh  1. blocksort: runs of T = block_threads x block_items
+//                  keys (block_sort, stable)
+//   kway.cuh       2. K-way merge passes (items of 4 bytes and more; K = 4,
+//                  8 for 8-byte keys): per pass a cut launch and a merge
+//                  launch
+//   pairwise.cuh   2'. pairwise passes (smaller items): per pass a
+//                  partition launch and a merge launch
 // Buffers ping-pong between keys_out and the temp buffer; the blocksort picks
 // its destination by the parity of the pass count, so the last pass writes
 // keys_out and no copy is needed (detail/merge_sort_plan.cuh). Every launch
 // after the blocksort is a dependent launch on sm_90
-// (detail/dependent_launch.cuh). Pairs merge keys only, carrying each
+// (detail/launch.cuh). Pairs merge keys only, carrying each
 // output's source index; values are loaded with the keys and stored by it.
 //
 // Cost: 1 + P reads and writes of every item and 1 + 2P launches for P merge
@@ -39,75 +39,17 @@
 
 #include "../block/block_sort.cuh"
 #include "../comparators.cuh"
-#include "../detail/capture_mode.cuh"
 #include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
+#include "../detail/launch.cuh"
 #include "../detail/error.cuh"
 #include "../detail/merge_path.cuh"
 #include "../detail/merge_sort_plan.cuh"
 #include "../thread/thread_sort.cuh"
-#include "merge_sort_kway.cuh"
-#include "merge_sort_policy.cuh"
+#include "merge_sort/kway.cuh"
+#include "merge_sort/policy.cuh"
 
 namespace tilesort {
 namespace detail {
-
-// ------------------------------------------------------------------ host side
-inline constexpr int merge_sort_partition_threads = 256;
-
-// cudaFuncSetAttribute, legal while the caller captures a graph.
-template <typename Kernel>
-cudaError_t set_kernel_attribute(Kernel* kernel, cudaFuncAttribute attribute, int value) {
-  return in_relaxed_capture_mode([&] { return cudaFuncSetAttribute(kernel, attribute, value); });
-}
-
-// Kernels with more than 48 KB of dynamic shared memory must say so first.
-// (The early-exit merge sort and the segmented row sorters use it too.)
-template <typename Kernel>
-cudaError_t merge_sort_allow_smem(Kernel* kernel, std::size_t bytes) {
-  if (bytes <= 48 * 1024) return cudaSuccess;
-  return set_kernel_attribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-}
-
-// The k-way merge kernel's shared memory, allowed once before its launches.
-template <typename Policy, bool Persistent, typename Key, typename Value, typename Compare>
-cudaError_t merge_sort_allow_kway_smem() {
-  using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
-  static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-  return merge_sort_allow_smem(merge_sort_kway_kernel<Policy, Persistent, Key, Value, Compare>, sizeof(storage));
-}
-
-// The grids of a pass that may be skipped: at most these many blocks of the
-// cut kernel and of the persistent merge kernel (about a wave of each).
-struct kway_pass_grids {
-  std::int64_t cut_blocks = 0;
-  std::int64_t merge_blocks = 0;
-};
-
-// One k-way pass: its cut kernel, then its merge kernel (dependent launches
-// when `dependent`), both skipped on the device unless *skip_unless_zero is 0
-// (null: never skipped). `cuts` holds K entries per tile of the pass. The
-// persistent merge kernel takes tiles from *tiles_taken (zeroed); its grid
-// and the cut kernel's are capped by `most` (otherwise one block per tile
-// and per 256 cut lanes).
-template <typename Policy, bool Persistent, typename Key, typename Value, typename Compare>
-cudaError_t launch_kway_pass(const kway_pass_shape& shape, const Key* keys_src, Key* keys_dst, const Value* values_src,
-                             Value* values_dst, std::int64_t* cuts, const unsigned* skip_unless_zero, bool dependent,
-                             Compare comp, cudaStream_t stream, unsigned* tiles_taken = nullptr,
-                             const kway_pass_grids& most = {}) {
-  using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
-  static_assert(merge_sort_partition_threads % Policy::merge_ways == 0, "whole groups of cut lanes per block");
-  const auto capped = [](std::int64_t blocks, std::int64_t cap) { return cap > 0 && cap < blocks ? cap : blocks; };
-  const std::int64_t cut_blocks =
-      capped(ceil_div(shape.sample_slots() * Policy::merge_ways, merge_sort_partition_threads), most.cut_blocks);
-  TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_cut_kernel<Policy::merge_ways, Key, Compare>,
-                                         static_cast<unsigned>(cut_blocks), merge_sort_partition_threads, 0, stream,
-                                         dependent, keys_src, shape, cuts, skip_unless_zero, comp));
-  const std::int64_t grid = Persistent ? capped(shape.tiles(), most.merge_blocks) : shape.tiles();
-  return launch_kernel(merge_sort_kway_kernel<Policy, Persistent, Key, Value, Compare>, static_cast<unsigned>(grid),
-                       Policy::merge_threads, sizeof(storage), stream, dependent, keys_src, keys_dst, values_src,
-                       values_dst, cuts, shape, skip_unless_zero, tiles_taken, comp);
-}
 
 template <typename Key, typename Value, typename Policy = merge_sort_policy_for<Key, Value>>
 struct merge_sort_setup {
@@ -126,7 +68,7 @@ struct merge_sort_setup {
   merge_sort_temp_layout layout;
   explicit merge_sort_setup(std::int64_t n)
       : plan(make_plan(n)),
-        layout(make_merge_sort_temp_layout(plan, sizeof(Key), merge_sort_has_values<Value> ? sizeof(Value) : 0)) {}
+        layout(make_merge_sort_temp_layout(plan, sizeof(Key), value_bytes_of<Value>)) {}
 };
 
 // A merge sort behind a decision on the device (the front door's probe).
@@ -148,7 +90,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
                               Key* keys_out, const Value* values_in, Value* values_out, Compare comp,
                               cudaStream_t stream, const merge_sort_gate& gate = {}) {
   using policy = Policy;
-  constexpr bool pairs = merge_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   const auto& plan = setup.plan;
   const std::int64_t n = plan.n;
   if (n == 0) return cudaSuccess;
@@ -192,17 +134,17 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
                                                         shape_policy::block_items>::storage;
     static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
     auto* kernel = merge_sort_blocksort_kernel<shape_policy, Key, Value, Compare>;
-    TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, sizeof(storage)));
-    kernel<<<static_cast<unsigned>(ceil_div(n, shape_policy::tile_items)), shape_policy::block_threads, sizeof(storage),
-             stream>>>(keys_in, keys_of(0), values_in, values_of(0), n, gate.skip_unless_zero, comp);
-    return cudaGetLastError();
+    TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(kernel, sizeof(storage)));
+    return launch_kernel(kernel, static_cast<unsigned>(ceil_div(n, shape_policy::tile_items)),
+                         shape_policy::block_threads, sizeof(storage), stream, false, keys_in, keys_of(0), values_in,
+                         values_of(0), n, gate.skip_unless_zero, comp);
   };
   using small_policy = merge_sort_small_policy<policy>;
   if (n <= small_policy::tile_items) return blocksort(small_policy{});
   TILESORT_RETURN_IF_ERROR(blocksort(policy{}));
 
   // Every kernel after the blocksort starts as a dependent of the one before
-  // (detail/dependent_launch.cuh): each pass boundary loses no launch gap.
+  // (detail/launch.cuh): each pass boundary loses no launch gap.
   bool dependent = false;
   if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
   if constexpr (merge_sort_setup<Key, Value, Policy>::kway) {
@@ -224,7 +166,7 @@ cudaError_t merge_sort_launch(const merge_sort_setup<Key, Value, Policy>& setup,
     using storage = merge_sort_merge_storage<Key, Value, policy::merge_tile_items>;
     static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
     auto* merge_kernel = merge_sort_merge_kernel<policy, Key, Value, Compare>;
-    if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(merge_kernel, sizeof(storage)));
+    if (plan.merge_passes > 0) TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(merge_kernel, sizeof(storage)));
     const std::int64_t partitions = plan.partition_count();
     constexpr int ways = policy::partition_ways;
     const auto partition_blocks = static_cast<unsigned>(ceil_div(partitions * ways, merge_sort_partition_threads));
@@ -254,7 +196,7 @@ cudaError_t merge_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Ke
     temp_bytes = setup.layout.total_bytes;
     return cudaSuccess;
   }
-  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, merge_sort_has_values<Value>, n));
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values<Value>, n));
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, setup.layout.total_bytes));
   return merge_sort_launch(setup, d_temp, keys_in, keys_out, values_in, values_out, comp, stream);
 }
@@ -264,7 +206,7 @@ cudaError_t merge_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Ke
 template <typename Key, typename Value, typename Compare>
 cudaError_t merge_sort_allocating(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                   std::int64_t n, Compare comp, cudaStream_t stream) {
-  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, merge_sort_has_values<Value>, n));
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values<Value>, n));
   const merge_sort_setup<Key, Value> setup(n);
   if (setup.plan.merge_passes == 0)
     return merge_sort_launch(setup, nullptr, keys_in, keys_out, values_in, values_out, comp, stream);
@@ -294,7 +236,7 @@ cudaError_t merge_sort_allocating(const Key* keys_in, Key* keys_out, const Value
 /// @endcode
 template <typename Key, typename Value = void>
 constexpr int merge_sort_passes(std::int64_t n) {
-  using payload = std::conditional_t<std::is_void_v<Value>, detail::no_value, Value>;
+  using payload = detail::value_or_none<Value>;
   return detail::merge_sort_passes(detail::merge_sort_setup<Key, payload>::make_plan(n));
 }
 

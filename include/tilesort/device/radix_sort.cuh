@@ -34,19 +34,17 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
 #include "../comparators.cuh"
-#include "../detail/capture_mode.cuh"
-#include "../detail/dependent_launch.cuh"
 #include "../detail/error.cuh"
+#include "../detail/launch.cuh"
 #include "../detail/radix_order.cuh"
 #include "../detail/radix_sort_plan.cuh"
 #include "../detail/temp_storage.cuh"
-#include "../thread/thread_sort.cuh"
+#include "../detail/values.cuh"
 #include "radix_sort/histogram.cuh"
 #include "radix_sort/onesweep.cuh"
 #include "radix_sort/policy.cuh"
@@ -83,7 +81,7 @@ template <typename Key, typename Order>
 inline constexpr bool radix_sortable = radix_image_of<Key, Order>::sortable;
 
 template <typename Key, typename Value>
-using radix_policy_for = radix_sort_policy<sizeof(Key), std::is_same_v<Value, no_value> ? 0 : sizeof(Value)>;
+using radix_policy_for = radix_sort_policy<sizeof(Key), value_bytes_of<Value>>;
 
 template <typename Key, typename Order>
 constexpr int radix_passes_for() {
@@ -94,33 +92,7 @@ constexpr int radix_passes_for() {
 template <typename Policy, typename Key, typename Value, typename Order>
 radix_sort_plan make_radix_sort_plan_for(std::int64_t n) {
   const radix_sort_shape shape{Policy::tile_items, Policy::ring_tiles, Policy::window, radix_passes_for<Key, Order>()};
-  return make_radix_sort_plan(n, sizeof(Key), std::is_same_v<Value, no_value> ? 0 : sizeof(Value), shape);
-}
-
-// Blocks of Kernel the current device keeps resident (after allowing its
-// shared memory), remembered per kernel and device: the query and the
-// attribute cost host time on every call otherwise.
-template <auto Kernel>
-cudaError_t radix_resident_blocks(int threads, std::size_t shared, int& blocks) {
-  constexpr int max_devices = 64;
-  static std::atomic<int> known[max_devices] = {};
-  int device = 0;
-  TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
-  if (device < max_devices && (blocks = known[device].load(std::memory_order_relaxed)) > 0) return cudaSuccess;
-  int sms = 0, per_sm = 0;
-  TILESORT_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  TILESORT_RETURN_IF_ERROR(in_relaxed_capture_mode([&] {
-    if (shared > 48 * 1024) {
-      const cudaError_t e =
-          cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared));
-      if (e != cudaSuccess) return e;
-    }
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, threads, shared);
-  }));
-  if (per_sm < 1) return cudaErrorInvalidConfiguration;
-  blocks = sms * per_sm;
-  if (device < max_devices) known[device].store(blocks, std::memory_order_relaxed);
-  return cudaSuccess;
+  return make_radix_sort_plan(n, sizeof(Key), value_bytes_of<Value>, shape);
 }
 
 // Launches the whole sort. Arguments are checked; `temp` holds the plan's
@@ -135,7 +107,7 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
   using image_of = radix_image_of<Key, Order>;
   using image_type = typename image_of::type;
   constexpr int passes = radix_passes_for<Key, Order>();
-  constexpr bool pairs = !std::is_same_v<Value, no_value>;
+  constexpr bool pairs = has_values<Value>;
   const image_type image = image_of::make(order);
   char* base = static_cast<char*>(temp);
   radix_buffers<Key, Value, OutValue> buffers{keys_in,
@@ -155,9 +127,9 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
   constexpr auto onesweep = radix_onesweep_kernel<policy, Key, Value, OutValue, image_type>;
   constexpr std::size_t onesweep_shared = sizeof(radix_onesweep_storage<policy, Key, Value>);
   static_assert(alignof(radix_onesweep_storage<policy, Key, Value>) <= 16, "dynamic shared memory is 16-byte aligned");
-  int histogram_resident = 0, onesweep_resident = 0;
-  TILESORT_RETURN_IF_ERROR(radix_resident_blocks<histogram>(policy::histogram_threads, 0, histogram_resident));
-  TILESORT_RETURN_IF_ERROR(radix_resident_blocks<onesweep>(policy::threads, onesweep_shared, onesweep_resident));
+  unsigned histogram_resident = 0, onesweep_resident = 0;
+  TILESORT_RETURN_IF_ERROR(remembered_grid<histogram>(policy::histogram_threads, 0, histogram_resident));
+  TILESORT_RETURN_IF_ERROR(remembered_grid<onesweep>(policy::threads, onesweep_shared, onesweep_resident));
   const std::int64_t histogram_step = std::int64_t(policy::histogram_threads) * policy::histogram_items;
   int sms = 0, device = 0;
   TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
@@ -193,7 +165,7 @@ cudaError_t radix_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Ke
   static_assert(radix_sortable<Key, Order>,
                 "radix sorts take bool, integer and floating keys under tilesort::less / tilesort::greater, "
                 "or any key under a tilesort::bits_order");
-  constexpr bool pairs = !std::is_same_v<Value, no_value>;
+  constexpr bool pairs = has_values<Value>;
   if (n < 0 || n > radix_max_keys) return cudaErrorInvalidValue;
   const radix_sort_plan plan = make_radix_sort_plan_for<Policy, Key, Value, Order>(n);
   if (d_temp == nullptr) {

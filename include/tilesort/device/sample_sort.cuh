@@ -2,7 +2,8 @@
 // key-value pairs, any trivially copyable key, any strict weak order, 64-bit
 // sizes.
 //
-// Algorithm (kernels in device/sample_sort_kernels.cuh, arithmetic in
+// Algorithm (kernels in device/sample_sort/classify.cuh and buckets.cuh,
+// tuning in device/sample_sort/policy.cuh, arithmetic in
 // detail/sample_sort_plan.cuh):
 //   1. sample: one block sorts keys drawn from strata of the input and keeps
 //      S = 2^levels - 1 evenly spaced ones as splitters (at most 255, so a
@@ -28,7 +29,8 @@
 //      smallest that holds it), a larger one tile by tile merged by the same
 //      block; equal-key buckets are copied or left in place.
 // Cost: keys read 3 times and written twice with one level, 5 and 3 with
-// two (+ the samples), 7 or 14 launches; no host synchronisation (bucket
+// two (+ the samples), 7 or 14 launches, every one after the first a
+// programmatic dependent launch on sm_90; no host synchronisation (bucket
 // sizes stay on the device; the level-2 and bucket grids are bounds, blocks
 // past the work exit), so the call can be captured in a CUDA graph. n <= one
 // bucket tile: one launch, keys_in -> keys_out; n == 1: a copy; n == 0:
@@ -56,164 +58,58 @@
 #include "../detail/error.cuh"
 #include "../detail/sample_sort_plan.cuh"
 #include "../detail/temp_storage.cuh"
-#include "sample_sort_kernels.cuh"
+#include "sample_sort/buckets.cuh"
+#include "sample_sort/classify.cuh"
+#include "sample_sort/policy.cuh"
 
 namespace tilesort {
-
-// ------------------------------------------------------------------ tuning
-/// Tuning of sample_sort_keys / sample_sort_pairs for items of KeyBytes +
-/// ValueBytes bytes (ValueBytes = 0 for keys only). The bucket sorts take the
-/// merge sort's blocksort tile (and its half and quarter); each
-/// classification level has at most 255 splitters, so a scatter tile's
-/// writes to a bucket are long runs. Measurements and where the time goes:
-/// docs/tuning/sample_sort.md.
-///
-/// @code
-/// using policy = tilesort::sample_sort_policy<sizeof(std::uint32_t), 0>;
-/// static_assert(policy::bucket_tile == 4096);
-/// @endcode
-template <std::size_t KeyBytes, std::size_t ValueBytes>
-struct sample_sort_policy {
-  /// Bytes per item: key plus value.
-  static constexpr std::size_t item_bytes = KeyBytes + ValueBytes;
-  /// Bucket sorts: a block sorts a bucket of up to bucket_threads x
-  /// bucket_items items in registers (block_sort), bucket_blocks_per_sm
-  /// blocks per SM (so one block's loads overlap another's sorting).
-  static constexpr int bucket_threads = 256;
-  /// @copydoc bucket_threads
-  static constexpr int bucket_blocks_per_sm = 2;
-  /// @copydoc bucket_threads
-  static constexpr int bucket_items = item_bytes <= 8 ? 16 : item_bytes <= 16 ? 8 : 4;
-  /// Items a bucket sort holds at once; larger buckets are merged.
-  static constexpr int bucket_tile = bucket_threads * bucket_items;
-  /// Smaller shapes in the same kernel: a bucket of at most
-  /// bucket_threads x bucket_items_half (_quarter) items is sorted with that
-  /// many items per thread, so an average bucket (half a tile) does not pay
-  /// for a padded full tile.
-  static constexpr int bucket_items_half = bucket_items / 2;
-  /// @copydoc bucket_items_half
-  static constexpr int bucket_items_quarter = bucket_items / 4 > 0 ? bucket_items / 4 : 1;
-  /// Classification and scatter: tiles of scatter_threads x scatter_items
-  /// items, staged in shared memory (at most 32 KB of items).
-  static constexpr int scatter_threads = 256;
-  /// @copydoc scatter_threads
-  static constexpr int scatter_items = item_bytes <= 8    ? 16
-                                       : item_bytes <= 16 ? 8
-                                       : item_bytes <= 32 ? 4
-                                       : item_bytes <= 64 ? 2
-                                                          : 1;
-  /// Scatter blocks resident per SM the registers must allow: 4 for 4-byte
-  /// items (64 registers), 2 for wider ones (no limit below 128). Measured
-  /// on an H100 against 3 for all (docs/tuning/sample_sort.md).
-  static constexpr int scatter_blocks_per_sm = item_bytes <= 4 ? 4 : 2;
-  /// Keys a scatter block classifies at once.
-  static constexpr int scatter_tile = scatter_threads * scatter_items;
-  /// Level-1 scatter blocks (counters: buckets x blocks, 8 bytes each):
-  /// about n / (buckets x keys_per_counter), so that the counters grow slower
-  /// than the keys, but at least min_scatter_blocks (2 per SM of an H100,
-  /// 132 SMs) and at most max_scatter_blocks.
-  static constexpr int min_scatter_blocks = 264;
-  /// @copydoc min_scatter_blocks
-  static constexpr int max_scatter_blocks = 1024;
-  /// @copydoc min_scatter_blocks
-  static constexpr int keys_per_counter = 16;
-  /// Splitter tree depth of one classification level: at most 255
-  /// splitters, 511 buckets.
-  static constexpr int max_levels = 8;
-  /// Level 2: a block classifies a chunk of chunk_tiles scatter tiles of one
-  /// level-1 bucket.
-  static constexpr int chunk_tiles = 4;
-  /// Samples per bucket (fewer when sample_tile is reached).
-  static constexpr int oversampling = 16;
-  /// A sample sort: one block of sample_threads x sample_items keys.
-  static constexpr int sample_threads = 256;
-  /// @copydoc sample_threads
-  static constexpr int sample_items = KeyBytes <= 8 ? 8 : KeyBytes <= 16 ? 4 : 2;
-  /// At most this many samples.
-  static constexpr int sample_tile = sample_threads * sample_items;
-  /// The counters' exclusive scan: chunks of scan_threads x scan_items.
-  static constexpr int scan_threads = 256;
-  /// @copydoc scan_threads
-  static constexpr int scan_items = 16;
-  /// Counters one scan block sums.
-  static constexpr int scan_chunk = scan_threads * scan_items;
-
-  /// The shape detail::make_sample_sort_plan works from.
-  static constexpr detail::sample_sort_shape shape() {
-    return {bucket_tile, scatter_tile, min_scatter_blocks, max_scatter_blocks, keys_per_counter,
-            max_levels,  sample_tile,  oversampling,       scan_chunk,         chunk_tiles};
-  }
-  static_assert(max_levels >= 1 && max_levels <= 8, "at most 511 buckets per level: ranks and bucket numbers in 16 bits");
-  static_assert(sample_threads >= 32 && sample_threads % 32 == 0, "whole warps");
-};
-
 namespace detail {
-
-template <typename Key, typename Value>
-using sample_sort_policy_for = sample_sort_policy<sizeof(Key), sample_sort_has_values<Value> ? sizeof(Value) : 0>;
-
-template <typename Key, typename Value>
-sample_sort_plan make_sample_sort_plan_for(std::int64_t n) {
-  return make_sample_sort_plan(n, sizeof(Key), sample_sort_has_values<Value> ? sizeof(Value) : 0,
-                               sample_sort_policy_for<Key, Value>::shape());
-}
-
-template <typename Kernel>
-cudaError_t sample_sort_allow_smem(Kernel* kernel, std::size_t bytes) {
-  if (bytes <= 48 * 1024) return cudaSuccess;
-  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-}
-
-// kernel<<<grid, threads, shared, stream>>>(args...), opting in to more than
-// 48 KB of dynamic shared memory first.
-template <typename... Params, typename... Args>
-cudaError_t sample_sort_run(void (*kernel)(Params...), dim3 grid, int threads, std::size_t shared, cudaStream_t stream,
-                            Args... args) {
-  TILESORT_RETURN_IF_ERROR(sample_sort_allow_smem(kernel, shared));
-  kernel<<<grid, threads, shared, stream>>>(static_cast<Params>(args)...);
-  return cudaGetLastError();
-}
-template <typename... Params, typename... Args>
-cudaError_t sample_sort_run(void (*kernel)(Params...), std::int64_t grid, int threads, std::size_t shared,
-                            cudaStream_t stream, Args... args) {
-  return sample_sort_run(kernel, dim3(static_cast<unsigned>(grid)), threads, shared, stream, args...);
-}
 
 // Launch everything. Arguments are checked; `temp` holds plan.total_bytes.
 // `skip` (null: never skipped): a device word written before this call's
 // first kernel; nonzero, every kernel returns at once (the front door's
-// probe chose another sort).
+// probe chose another sort). The first kernel is a plain launch, every
+// later one a dependent launch where the device supports it
+// (detail/launch.cuh).
 template <typename Key, typename Value, typename Compare>
 cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const Key* keys_in, Key* keys_out,
                                const Value* values_in, Value* values_out, Compare comp, cudaStream_t stream,
                                const unsigned* skip = nullptr) {
   using policy = sample_sort_policy_for<Key, Value>;
-  constexpr bool pairs = sample_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   const std::int64_t n = plan.n;
   if (n == 0) return cudaSuccess;
   using bucket_storage = sample_sort_bucket_storage<Key, Value, policy>;
   auto* bucket_kernel = sample_sort_bucket_kernel<policy, Key, Value, Compare>;
-  constexpr std::nullptr_t none = nullptr;
+  TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(bucket_kernel, sizeof(bucket_storage)));
   if (plan.direct) {
     if (n == 1 && keys_in == keys_out && (!pairs || values_in == values_out)) return cudaSuccess;
     // One tile, no merge pass: no spare buffer.
-    return sample_sort_run(bucket_kernel, dim3(1), policy::bucket_threads, sizeof(bucket_storage), stream, keys_in,
-                           values_in, keys_out, values_out, none, none, none, none, none, plan, skip, comp);
+    sample_sort_bucket_work<Key, Value> direct;
+    direct.from = {keys_in, values_in};
+    direct.to = {keys_out, values_out};
+    return launch_kernel(bucket_kernel, 1, policy::bucket_threads, sizeof(bucket_storage), stream, false, direct, plan,
+                         skip, comp);
   }
+  bool dependent = false;
+  TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
   char* base = static_cast<char*>(temp);
   Key* keys_temp = reinterpret_cast<Key*>(base + plan.keys_offset);
   Value* values_temp = pairs ? reinterpret_cast<Value*>(base + plan.values_offset) : nullptr;
+  const sample_sort_items<Key, Value> temp_items{keys_temp, values_temp}, output{keys_out, values_out};
   Key* splitters = reinterpret_cast<Key*>(base + plan.splitters_offset);
   auto* counters = reinterpret_cast<std::int64_t*>(base + plan.counters_offset);
   auto* partials = reinterpret_cast<std::int64_t*>(base + plan.partials_offset);
   constexpr int scan_threads = policy::scan_threads;
+  const auto blocks = [](std::int64_t count) { return static_cast<unsigned>(count); };
   auto scan = [&](std::int64_t* entries, std::int64_t count, std::int64_t* sums, std::int64_t chunks) {
-    TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scan_reduce_kernel<scan_threads, policy::scan_chunk>,
-                                             chunks, scan_threads, 0, stream, entries, count, sums, skip));
-    TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_scan_partials_kernel<scan_threads>, 1, scan_threads, 0,
-                                             stream, sums, chunks, skip));
-    return sample_sort_run(sample_sort_scan_apply_kernel<scan_threads, policy::scan_items>, chunks, scan_threads, 0,
-                           stream, entries, count, sums, skip);
+    TILESORT_RETURN_IF_ERROR(launch_kernel(sample_sort_scan_reduce_kernel<scan_threads, policy::scan_chunk>,
+                                           blocks(chunks), scan_threads, 0, stream, dependent, entries, count, sums,
+                                           skip));
+    TILESORT_RETURN_IF_ERROR(launch_kernel(sample_sort_scan_partials_kernel<scan_threads>, 1, scan_threads, 0, stream,
+                                           dependent, sums, chunks, skip));
+    return launch_kernel(sample_sort_scan_apply_kernel<scan_threads, policy::scan_items>, blocks(chunks), scan_threads,
+                         0, stream, dependent, entries, count, static_cast<const std::int64_t*>(sums), skip);
   };
   auto* sample_kernel = sample_sort_sample_kernel<policy, Key, Compare>;
   auto* histogram_kernel = sample_sort_histogram_kernel<policy, Key, Compare>;
@@ -221,42 +117,67 @@ cudaError_t sample_sort_launch(const sample_sort_plan& plan, void* temp, const K
   constexpr std::size_t sample_bytes = sizeof(sample_sort_sample_storage<Key, policy::sample_threads, policy::sample_items>);
   constexpr std::size_t histogram_bytes = sizeof(sample_sort_histogram_storage<Key, policy::max_levels>);
   constexpr std::size_t scatter_bytes = sizeof(sample_sort_scatter_storage<Key, Value, policy>);
+  TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(sample_kernel, sample_bytes));
+  TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(histogram_kernel, histogram_bytes));
+  TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(scatter_kernel, scatter_bytes));
   const sample_sort_bucket_info* no_infos = nullptr;
+  const std::int64_t* no_offsets = nullptr;
   // Level 1: input -> temp.
-  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_kernel, 1, policy::sample_threads, sample_bytes, stream, keys_in,
-                                           plan, splitters, none, none, skip, comp));
-  TILESORT_RETURN_IF_ERROR(sample_sort_run(histogram_kernel, plan.scatter_blocks, policy::scatter_threads,
-                                           histogram_bytes, stream, keys_in, splitters, plan, no_infos, counters,
-                                           skip, comp));
+  TILESORT_RETURN_IF_ERROR(launch_kernel(sample_kernel, 1, policy::sample_threads, sample_bytes, stream, false, keys_in,
+                                         plan, splitters, no_offsets, static_cast<sample_sort_bucket_info*>(nullptr),
+                                         skip, comp));
+  TILESORT_RETURN_IF_ERROR(launch_kernel(histogram_kernel, blocks(plan.scatter_blocks), policy::scatter_threads,
+                                         histogram_bytes, stream, dependent, keys_in, splitters, plan, no_infos,
+                                         counters, skip, comp));
   TILESORT_RETURN_IF_ERROR(scan(counters, plan.counters, partials, plan.scan_chunks));
-  TILESORT_RETURN_IF_ERROR(sample_sort_run(scatter_kernel, plan.scatter_blocks, policy::scatter_threads, scatter_bytes,
-                                           stream, keys_in, values_in, splitters, counters, no_infos, keys_temp,
-                                           values_temp, plan, skip, comp));
-  if (!plan.two_level)  // the buckets: temp -> output
-    return sample_sort_run(bucket_kernel, dim3(plan.buckets), policy::bucket_threads, sizeof(bucket_storage), stream,
-                           keys_temp, values_temp, keys_out, values_out, keys_temp, values_temp, counters, no_infos,
-                           none, plan, skip, comp);
+  sample_sort_scatter_work<Key, Value> level1;
+  level1.from = {keys_in, values_in};
+  level1.splitters = splitters;
+  level1.offsets = counters;
+  level1.to = temp_items;
+  TILESORT_RETURN_IF_ERROR(launch_kernel(scatter_kernel, blocks(plan.scatter_blocks), policy::scatter_threads,
+                                         scatter_bytes, stream, dependent, level1, plan, skip, comp));
+  // The bucket sorts write the output; buckets larger than a tile merge through temp.
+  sample_sort_bucket_work<Key, Value> buckets;
+  buckets.to = output;
+  buckets.spare = temp_items;
+  buckets.offsets = counters;
+  if (!plan.two_level) {  // the buckets: temp -> output
+    buckets.from = {keys_temp, values_temp};
+    return launch_kernel(bucket_kernel, blocks(plan.buckets), policy::bucket_threads, sizeof(bucket_storage), stream,
+                         dependent, buckets, plan, skip, comp);
+  }
   // Level 2: temp -> output, each level-1 bucket with its own splitters.
   auto* infos = reinterpret_cast<sample_sort_bucket_info*>(base + plan.infos_offset);
   Key* splitters2 = reinterpret_cast<Key*>(base + plan.splitters2_offset);
   auto* counters2 = reinterpret_cast<std::int64_t*>(base + plan.counters2_offset);
   auto* partials2 = reinterpret_cast<std::int64_t*>(base + plan.partials2_offset);
-  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_kernel, plan.buckets + 1, policy::sample_threads, sample_bytes,
-                                           stream, keys_temp, plan, splitters2, counters, infos, skip, comp));
-  TILESORT_RETURN_IF_ERROR(sample_sort_run(histogram_kernel, plan.chunks_bound, policy::scatter_threads,
-                                           histogram_bytes, stream, keys_temp, splitters2, plan, infos, counters2,
-                                           skip, comp));
+  TILESORT_RETURN_IF_ERROR(launch_kernel(sample_kernel, blocks(plan.buckets + 1), policy::sample_threads, sample_bytes,
+                                         stream, dependent, static_cast<const Key*>(keys_temp), plan, splitters2,
+                                         static_cast<const std::int64_t*>(counters), infos, skip, comp));
+  TILESORT_RETURN_IF_ERROR(launch_kernel(histogram_kernel, blocks(plan.chunks_bound), policy::scatter_threads,
+                                         histogram_bytes, stream, dependent, static_cast<const Key*>(keys_temp),
+                                         static_cast<const Key*>(splitters2), plan,
+                                         static_cast<const sample_sort_bucket_info*>(infos), counters2, skip, comp));
   TILESORT_RETURN_IF_ERROR(scan(counters2, plan.counters2, partials2, plan.scan_chunks2));
-  TILESORT_RETURN_IF_ERROR(sample_sort_run(scatter_kernel, plan.chunks_bound, policy::scatter_threads, scatter_bytes,
-                                           stream, keys_temp, values_temp, splitters2, counters2, infos, keys_out,
-                                           values_out, plan, skip, comp));
+  sample_sort_scatter_work<Key, Value> level2;
+  level2.from = {keys_temp, values_temp};
+  level2.splitters = splitters2;
+  level2.offsets = counters2;
+  level2.infos = infos;
+  level2.to = output;
+  TILESORT_RETURN_IF_ERROR(launch_kernel(scatter_kernel, blocks(plan.chunks_bound), policy::scatter_threads,
+                                         scatter_bytes, stream, dependent, level2, plan, skip, comp));
   // The final buckets, in place in the output (temp is the merges' spare).
   auto* groups = reinterpret_cast<sample_sort_group*>(base + plan.groups_offset);
-  TILESORT_RETURN_IF_ERROR(sample_sort_run(sample_sort_pack_kernel<policy>, plan.splitters + 1, 32, 0, stream, plan,
-                                           infos, static_cast<const std::int64_t*>(counters2), groups, skip));
-  return sample_sort_run(bucket_kernel, dim3(plan.splitters + 1, plan.range_blocks), policy::bucket_threads,
-                         sizeof(bucket_storage), stream, keys_out, values_out, keys_out, values_out, keys_temp,
-                         values_temp, counters, infos, groups, plan, skip, comp);
+  TILESORT_RETURN_IF_ERROR(launch_kernel(sample_sort_pack_kernel<policy>, blocks(plan.splitters + 1), 32, 0, stream,
+                                         dependent, plan, infos, static_cast<const std::int64_t*>(counters2), groups,
+                                         skip));
+  buckets.from = {keys_out, values_out};  // in place
+  buckets.infos = infos;
+  buckets.groups = groups;
+  return launch_kernel(bucket_kernel, dim3(plan.splitters + 1, plan.range_blocks), policy::bucket_threads,
+                       sizeof(bucket_storage), stream, dependent, buckets, plan, skip, comp);
 }
 
 // Two-phase entry: size query, argument checks, launch.
@@ -270,7 +191,7 @@ cudaError_t sample_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const K
     temp_bytes = plan.total_bytes;
     return cudaSuccess;
   }
-  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, sample_sort_has_values<Value>, n));
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, has_values<Value>, n));
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, plan.total_bytes));
   return sample_sort_launch(plan, d_temp, keys_in, keys_out, values_in, values_out, comp, stream);
 }

@@ -29,12 +29,12 @@
 //      get their entries.
 //   4. one launch per bin: the row sorters above, a fixed grid looping over
 //      the bin's list (its length is read on the device).
-//   5. long segments: the early-exit merge sort of device/early_exit_merge.cuh
+//   5. long segments: the early-exit merge sort of device/locality_sort/merge.cuh
 //      with tiles aligned to each segment's first key: blocksort, then merge
 //      passes in which a segment that needs no more passes costs nothing.
 //   6. the long gaps are copied (out of place).
-// (Files: device/segment_row_sorters.cuh holds the row sorters,
-// device/segment_classify.cuh steps 1-3 and 6, device/early_exit_merge.cuh
+// (Files: device/segmented_sort/row_sorters.cuh holds the row sorters,
+// device/segmented_sort/classify.cuh steps 1-3 and 6, device/locality_sort/merge.cuh
 // step 5; this file sizes everything and launches it.)
 // Launches: 1 memset + 2 + 10 bins + 2 long-segment launches (blocksort, and
 // one cooperative launch for up to P passes) + 1 gap copy,
@@ -79,9 +79,9 @@
 #include "../thread/thread_sort.cuh"
 #include "../warp/warp_shuffle.cuh"
 #include "../warp/warp_sort.cuh"
-#include "early_exit_merge.cuh"
-#include "segment_classify.cuh"
-#include "segment_row_sorters.cuh"
+#include "locality_sort/merge.cuh"
+#include "segmented_sort/classify.cuh"
+#include "segmented_sort/row_sorters.cuh"
 #include "segments.cuh"
 #include "sort_stats.cuh"
 
@@ -90,7 +90,7 @@ namespace tilesort {
 /// Tuning of the segmented sort's general path (any description). The bins
 /// are the row sorters of uniform_segments_policy: a segment goes to the
 /// first whose capacity holds it, longer ones to the early-exit merge sort
-/// (early_exit_merge_policy). Tuning history: docs/tuning/segmented_sort.md.
+/// (locality_sort_policy). Tuning history: docs/tuning/segmented_sort.md.
 ///
 /// @code
 /// using policy = tilesort::segmented_sort_policy<std::uint32_t>;
@@ -142,7 +142,7 @@ struct segmented_setup {
   using payload = std::conditional_t<has_values<Value>, Value, void>;
   using policy = segmented_sort_policy<Key, payload>;
   using sorters = typename policy::sorters;
-  using merge_policy = early_exit_policy_for<Key, Value>;
+  using merge_policy = locality_policy_for<Key, Value>;
   static constexpr int bins = policy::bin_count;
   static_assert(bins <= max_segment_bins && bins <= max_side_streams, "too many bins");
   static_assert(sorters::max_row < 65536, "binned segments are packed with 16-bit lengths");
@@ -162,7 +162,7 @@ struct segmented_setup {
   std::size_t bins_offset[bins] = {};
   std::size_t long_offset = 0, block_segment_offset = 0, gaps_offset = 0, chunk_gap_offset = 0;
   std::size_t flag_totals_offset = 0, heads_offset = 0;
-  early_exit_layout engine;
+  locality_layout engine;
   std::size_t total_bytes = 0;
 
   // segments: most segments the description can make; longest: longest
@@ -206,8 +206,8 @@ struct segmented_setup {
     }
     flag_totals_offset = take(static_cast<std::size_t>(flag_blocks) * sizeof(unsigned long long));
     heads_offset = take(from_flags ? static_cast<std::size_t>(n) * sizeof(std::int64_t) : 0);
-    total_bytes = plan_early_exit_layout<merge_policy>(engine, offset, long_blocks > 0 ? n : 0, long_blocks,
-                                                      sizeof(Key), has_values<Value> ? sizeof(Value) : 0);
+    total_bytes = plan_locality_layout<merge_policy>(engine, offset, long_blocks > 0 ? n : 0, long_blocks,
+                                                     sizeof(Key), value_bytes_of<Value>);
   }
 };
 
@@ -261,8 +261,8 @@ cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, voi
   if (options.check_segments && source.checked_items() > 0) {
     const std::int64_t checked = source.checked_items();
     const std::int64_t blocks = std::min<std::int64_t>(ceil_div(checked, 256), std::int64_t(sms) * 8);
-    validate_segments_kernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(source, &control->malformed);
-    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+    TILESORT_RETURN_IF_ERROR(launch_kernel(validate_segments_kernel<Source>, static_cast<unsigned>(blocks), 256, 0,
+                                           stream, false, source, &control->malformed));
     unsigned malformed = 0;
     TILESORT_RETURN_IF_ERROR(
         cudaMemcpyAsync(&malformed, &control->malformed, sizeof malformed, cudaMemcpyDeviceToHost, stream));
@@ -270,8 +270,7 @@ cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, voi
     if (malformed != 0) return cudaErrorInvalidValue;
   }
   if (n == 0) {
-    return write_sort_stats(options.stats, nullptr, 0, merge_policy::merge_tile_items, merge_policy::tile_items, 0,
-                            nullptr, nullptr, 0, 0, stream);
+    return write_sort_stats(options.stats, merge_stats_inputs<merge_policy>(0), stream);
   }
 
   if (setup.flag_blocks > 0) {
@@ -279,13 +278,13 @@ cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, voi
     constexpr int words = policy::flag_words_per_thread;
     auto* totals = temp_at<unsigned long long>(temp, setup.flag_totals_offset);
     const auto blocks = static_cast<unsigned>(setup.flag_blocks);
-    flag_count_kernel<threads, words><<<blocks, threads, 0, stream>>>(flag_bits, n, setup.flag_words, totals);
-    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
-    flag_scan_kernel<1024><<<1, 1024, 0, stream>>>(totals, setup.flag_blocks, &control->head_count);
-    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
-    flag_heads_kernel<threads, words><<<blocks, threads, 0, stream>>>(flag_bits, n, setup.flag_words, totals,
-                                                                       temp_at<std::int64_t>(temp, setup.heads_offset));
-    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+    TILESORT_RETURN_IF_ERROR(launch_kernel(flag_count_kernel<threads, words>, blocks, threads, 0, stream, false,
+                                           flag_bits, n, setup.flag_words, totals));
+    TILESORT_RETURN_IF_ERROR(launch_kernel(flag_scan_kernel<1024>, 1, 1024, 0, stream, false, totals,
+                                           setup.flag_blocks, &control->head_count));
+    TILESORT_RETURN_IF_ERROR(launch_kernel(flag_heads_kernel<threads, words>, blocks, threads, 0, stream, false,
+                                           flag_bits, n, setup.flag_words, totals,
+                                           temp_at<std::int64_t>(temp, setup.heads_offset)));
   }
 
   const bool copy_keys = keys_out != keys_in;
@@ -307,18 +306,18 @@ cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, voi
     const std::int64_t needed = ceil_div(setup.items, threads);
     const std::int64_t resident = std::int64_t(sms) * (policy::resident_threads / threads);
     const auto grid = static_cast<unsigned>(std::max<std::int64_t>(1, std::min(needed, resident)));
-    classify_segments_kernel<policy, merge_policy::tile_items><<<grid, threads, 0, stream>>>(
-        source, keys_in, keys_out, values_in, values_out, copy_keys, copy_values, bins, bounds, long_segments, gaps,
-        control);
-    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+    TILESORT_RETURN_IF_ERROR(
+        launch_kernel(classify_segments_kernel<policy, merge_policy::tile_items, Source, Key, Value>, grid, threads, 0,
+                      stream, false, source, keys_in, keys_out, values_in, values_out, copy_keys, copy_values, bins,
+                      bounds, long_segments, gaps, control));
   }
   if (setup.long_segments > 0 || setup.gaps > 0) {
     const std::int64_t ranges = setup.long_segments + setup.gaps;
     const std::int64_t resident = std::int64_t(sms) * (policy::resident_threads / policy::expand_threads);
     const auto grid = static_cast<unsigned>(std::min(ranges, resident));
-    expand_ranges_kernel<policy, merge_policy::tile_items><<<grid, policy::expand_threads, 0, stream>>>(
-        long_segments, block_segment, gaps, chunk_gap, control);
-    TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+    TILESORT_RETURN_IF_ERROR(launch_kernel(expand_ranges_kernel<policy, merge_policy::tile_items>, grid,
+                                           policy::expand_threads, 0, stream, false, long_segments, block_segment, gaps,
+                                           chunk_gap, control));
   }
 
   // The bins, the long segments and the gaps touch disjoint keys: large
@@ -341,17 +340,16 @@ cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, voi
       const merge_buffers<Key, Value> buffers{keys_out, temp_at<Key>(temp, setup.engine.keys_offset), values_out,
                                               temp_at<Value>(temp, setup.engine.values_offset)};
       const merge_segment_list list{long_segments, block_segment, &control->long_blocks, &control->overflow, n, 0};
-      TILESORT_RETURN_IF_ERROR(launch_early_exit_merge<merge_policy>(keys_in, values_in, buffers, list,
-                                                                     setup.engine, temp, setup.passes,
-                                                                     &control->merge, comp, stream));
+      TILESORT_RETURN_IF_ERROR(launch_locality_merge<merge_policy>(keys_in, values_in, buffers, list,
+                                                                   setup.engine, temp, setup.passes,
+                                                                   &control->merge, comp, stream));
     }
     if (setup.gaps > 0 && (copy_keys || copy_values)) {
       const std::int64_t resident = std::int64_t(sms) * (policy::resident_threads / policy::copy_threads);
       const auto grid = static_cast<unsigned>(std::min(setup.gap_chunks, resident));
-      copy_gaps_kernel<policy><<<grid, policy::copy_threads, 0, stream>>>(keys_in, keys_out, values_in, values_out,
-                                                                          copy_keys, copy_values, gaps, chunk_gap,
-                                                                          control);
-      TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+      TILESORT_RETURN_IF_ERROR(launch_kernel(copy_gaps_kernel<policy, Key, Value>, grid, policy::copy_threads, 0,
+                                             stream, false, keys_in, keys_out, values_in, values_out, copy_keys,
+                                             copy_values, gaps, chunk_gap, control));
     }
     return cudaSuccess;
   };
@@ -359,9 +357,12 @@ cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, voi
   const cudaError_t join_error = side ? join_side_streams(*side, setup_type::bins, stream) : cudaSuccess;
   TILESORT_RETURN_IF_ERROR(sort_error);
   TILESORT_RETURN_IF_ERROR(join_error);
-  return write_sort_stats(options.stats, setup.long_blocks > 0 ? &control->merge : nullptr, n,
-                          merge_policy::merge_tile_items, merge_policy::tile_items, setup.passes,
-                          &control->direct_segments, &control->direct_keys, 0, 0, stream);
+  locality_stats_inputs stats = merge_stats_inputs<merge_policy>(n);
+  stats.control = setup.long_blocks > 0 ? &control->merge : nullptr;
+  stats.passes = setup.passes;
+  stats.direct_segments = &control->direct_segments;
+  stats.direct_keys = &control->direct_keys;
+  return write_sort_stats(options.stats, stats, stream);
 }
 
 // Shared front end: size query, argument checks, then the general path.
@@ -444,7 +445,7 @@ template <typename Policy, typename Key, typename Source, typename Sink, typenam
 cudaError_t sort_uniform_rows(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                               Source values_in, Sink values_out, std::int64_t n, std::int64_t length, Compare comp,
                               cudaStream_t stream, const sort_options& options) {
-  using merge_policy = early_exit_policy_for<Key, row_value_t<Source>>;
+  using merge_policy = locality_policy_for<Key, row_value_t<Source>>;
   if (d_temp == nullptr) {  // size query: nothing else happens
     temp_bytes = min_temp_bytes;
     return cudaSuccess;
@@ -452,8 +453,10 @@ cudaError_t sort_uniform_rows(void* d_temp, std::size_t& temp_bytes, const Key* 
   TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, min_temp_bytes));
   const std::int64_t rows = n > 0 ? ceil_div(n, length) : 0;
   auto stats = [&] {
-    return write_sort_stats(options.stats, nullptr, n, merge_policy::merge_tile_items, merge_policy::tile_items, 0,
-                            nullptr, nullptr, length > 1 ? rows : 0, length > 1 ? n : 0, stream);
+    locality_stats_inputs inputs = merge_stats_inputs<merge_policy>(n);
+    inputs.host_direct_segments = length > 1 ? rows : 0;
+    inputs.host_direct_keys = length > 1 ? n : 0;
+    return write_sort_stats(options.stats, inputs, stream);
   };
   if (n == 0) return stats();
   if (length == 1) {  // every row is sorted already

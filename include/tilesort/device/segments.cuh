@@ -1,5 +1,5 @@
 // device/segments.cuh — the four ways to describe segments to the segmented
-// sort (DESIGN.md): offsets (CUB style), heads (ModernGPU style), a head-flag
+// sort: offsets (CUB style), heads (ModernGPU style), a head-flag
 // bitfield, and uniform rows. Each is a small value type that only holds
 // device pointers and counts, made by a factory function; nothing here
 // touches the GPU.

@@ -56,7 +56,7 @@ __global__ void sort_choice_stats_kernel(sort_stats* stats, std::int64_t n, sort
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   sort_stats s{};
   s.n = n;
-  s.algorithm = control != nullptr && control->looks_sorted != 0 ? sort_algorithm::locality : algorithm;
+  s.algorithm = control != nullptr && control->probe.looks_sorted != 0 ? sort_algorithm::locality : algorithm;
   *stats = s;
 }
 
@@ -79,9 +79,9 @@ __global__ void __launch_bounds__(sort_probe_policy::threads)
   }
   if (threadIdx.x != 0) return;  // the zeroing above is visible to this thread: __syncthreads_count is a barrier
   if (probe_looks_sorted(descents)) {
-    control->looks_sorted = 1;
+    control->probe.looks_sorted = 1;
   } else {
-    control->looks_unsorted = 1;
+    control->probe.looks_unsorted = 1;
     control->local_tiles = 1;
     control->unfinished_tiles = 0;
   }
@@ -91,9 +91,9 @@ __global__ void __launch_bounds__(sort_probe_policy::threads)
 // (without a probe, or where the probe finds the keys unsorted).
 template <typename Key, typename Value, typename Compare>
 constexpr sort_algorithm front_door_choice(std::int64_t n) {
-  constexpr bool pairs = sample_sort_has_values<Value>;
-  return choose_sort_algorithm(n, sizeof(Key), pairs ? sizeof(Value) : 0,
-                               !pairs && equivalence_is_identity<Key, Compare>, radix_sortable<Key, Compare>);
+  return choose_sort_algorithm(n, sizeof(Key), value_bytes_of<Value>,
+                               !has_values<Value> && equivalence_is_identity<Key, Compare>,
+                               radix_sortable<Key, Compare>);
 }
 
 // Whether sort_keys / sort_pairs may probe keys of this type (a row with a
@@ -103,16 +103,13 @@ constexpr sort_algorithm front_door_choice(std::int64_t n) {
 template <typename Key, typename Value, typename Compare>
 inline constexpr bool front_door_may_probe =
     radix_sortable<Key, Compare>
-        ? sort_choice_for(sizeof(Key), sample_sort_has_values<Value> ? sizeof(Value) : 0).radix_probe_from !=
-              probe_never
+        ? sort_choice_for(sizeof(Key), value_bytes_of<Value>).radix_probe_from != probe_never
         : merge_sort_setup<Key, Value>::kway &&
-              sort_choice_for(sizeof(Key), sample_sort_has_values<Value> ? sizeof(Value) : 0).probe_from !=
-                  probe_never;
+              sort_choice_for(sizeof(Key), value_bytes_of<Value>).probe_from != probe_never;
 template <typename Key, typename Value, typename Compare>
 constexpr bool front_door_probes(std::int64_t n) {
-  constexpr bool pairs = sample_sort_has_values<Value>;
   return front_door_may_probe<Key, Value, Compare> &&
-         front_door_probes(n, sizeof(Key), pairs ? sizeof(Value) : 0, radix_sortable<Key, Compare>);
+         front_door_probes(n, sizeof(Key), value_bytes_of<Value>, radix_sortable<Key, Compare>);
 }
 
 // Temp storage of the table's algorithm (the radix, sample or merge sort).
@@ -148,17 +145,16 @@ cudaError_t sort_probed(sort_algorithm algorithm, void* d_temp, std::size_t& tem
   // k-way passes are persistent, with the control's zeroed counters.
   const merge_sort_setup<Key, Value> merge(n);
   merge_sort_gate gate;
-  gate.skip_unless_zero = &control->looks_sorted;
+  gate.skip_unless_zero = &control->probe.looks_sorted;
   if (algorithm == sort_algorithm::merge && n >= sort_probe_policy::persistent_merge_from) {
-    if (merge.plan.merge_passes > sort_stats::max_passes) return cudaErrorInvalidValue;
+    if (merge.plan.merge_passes > max_merge_passes) return cudaErrorInvalidValue;
     using merge_policy = typename merge_sort_setup<Key, Value>::policy;
     TILESORT_RETURN_IF_ERROR((resident_kway_grids<merge_policy, Key, Value, Compare>(gate.most)));
     gate.tiles_taken = control->kway_tiles_taken;
   }
   using locality_policy = typename locality_setup<Key, Value>::policy;
-  sort_probe_kernel<<<1, sort_probe_policy::threads, 0, stream>>>(keys_in, n, std::int64_t(locality_policy::tile_items),
-                                                                   control, comp);
-  TILESORT_RETURN_IF_ERROR(cudaGetLastError());
+  TILESORT_RETURN_IF_ERROR(launch_kernel(sort_probe_kernel<Key, Compare>, 1, sort_probe_policy::threads, 0, stream,
+                                         false, keys_in, n, std::int64_t(locality_policy::tile_items), control, comp));
   TILESORT_RETURN_IF_ERROR(
       locality_sort_launch<true>(locality, d_temp, keys_in, keys_out, values_in, values_out, comp, stream));
   void* table_temp = static_cast<char*>(d_temp) + control_bytes;
@@ -181,7 +177,7 @@ cudaError_t sort_front_door(void* d_temp, std::size_t& temp_bytes, const Key* ke
                             const Value* values_in, Value* values_out, std::int64_t n, Compare comp,
                             cudaStream_t stream, const sort_options& options) {
   if (n < 0) return cudaErrorInvalidValue;
-  constexpr bool pairs = sample_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   const sort_algorithm algorithm = front_door_choice<Key, Value, Compare>(n);
   const bool probes = front_door_probes<Key, Value, Compare>(n);
   cudaError_t error = cudaSuccess;
@@ -206,9 +202,8 @@ cudaError_t sort_front_door(void* d_temp, std::size_t& temp_bytes, const Key* ke
     error = merge_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, comp, stream);
   }
   if (d_temp == nullptr || error != cudaSuccess || options.stats == nullptr) return error;
-  sort_choice_stats_kernel<><<<1, 32, 0, stream>>>(options.stats, n, algorithm,
-                                                   probes ? static_cast<const merge_control*>(d_temp) : nullptr);
-  return cudaGetLastError();
+  return launch_kernel(sort_choice_stats_kernel<>, 1, 32, 0, stream, false, options.stats, n, algorithm,
+                       probes ? static_cast<const merge_control*>(d_temp) : nullptr);
 }
 
 }  // namespace detail

@@ -30,23 +30,10 @@
 #include <cstdio>
 #include <string>
 
+#include "../detail/control.cuh"
+#include "../detail/sort_algorithm.cuh"
+
 namespace tilesort {
-
-/// Which algorithm a sort ran (sort_keys / sort_pairs choose one; the
-/// specific entry points leave `unspecified`).
-enum class sort_algorithm : int { unspecified = 0, merge, sample, locality, bitonic, radix };
-
-/// The algorithm's name ("merge", "sample", ...), e.g. for a log line.
-inline const char* sort_algorithm_name(sort_algorithm a) {
-  switch (a) {
-    case sort_algorithm::merge: return "merge";
-    case sort_algorithm::sample: return "sample";
-    case sort_algorithm::locality: return "locality";
-    case sort_algorithm::bitonic: return "bitonic";
-    case sort_algorithm::radix: return "radix";
-    default: return "unspecified";
-  }
-}
 
 /// What an early-exit sort (locality_sort_*, segmented_sort_*) did: tiles
 /// sorted and merged, per merge pass and in total, written by the sort's own
@@ -62,7 +49,7 @@ inline const char* sort_algorithm_name(sort_algorithm a) {
 /// std::printf("%.2f merge passes\n", stats->merge_pass_equivalents());
 /// @endcode
 struct sort_stats {
-  static constexpr int max_passes = 40;  ///< entries of `pass`
+  static constexpr int max_passes = detail::max_merge_passes;  ///< entries of `pass`
 
   /// The merges of one pass (or of the boundary windows before the first).
   struct pass_counts {

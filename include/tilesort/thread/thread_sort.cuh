@@ -17,13 +17,10 @@
 
 #include "../comparators.cuh"
 #include "../detail/config.cuh"
+#include "../detail/values.cuh"
 
 namespace tilesort {
 namespace detail {
-
-// Stand-in payload for keys-only sorts: one template serves keys and pairs,
-// and an array of empty structs costs nothing.
-struct no_value {};
 
 template <typename T>
 TILESORT_HD void swap_values(T& a, T& b) {

@@ -16,7 +16,7 @@
 
 #include "../../block/block_scan.cuh"
 #include "../../detail/config.cuh"
-#include "../../detail/dependent_launch.cuh"
+#include "../../detail/launch.cuh"
 #include "../../detail/radix_order.cuh"
 #include "../../detail/radix_sort_plan.cuh"
 

@@ -30,10 +30,10 @@
 
 #include "../../block/block_scan.cuh"
 #include "../../detail/config.cuh"
-#include "../../detail/dependent_launch.cuh"
+#include "../../detail/launch.cuh"
 #include "../../detail/radix_order.cuh"
 #include "../../detail/radix_sort_plan.cuh"
-#include "../../thread/thread_sort.cuh"
+#include "../../detail/values.cuh"
 #include "../../warp/warp_peers.cuh"
 
 namespace tilesort::detail {
@@ -45,7 +45,7 @@ namespace tilesort::detail {
 // first pass. Between passes values_out holds Value entries.
 template <typename Key, typename Value, typename OutValue>
 struct radix_buffers {
-  static constexpr bool pairs = !std::is_same_v<Value, no_value>;
+  static constexpr bool pairs = has_values<Value>;
   const Key* keys_in;
   Key* keys_out;
   Key* keys_alternate;
@@ -103,7 +103,7 @@ template <typename Policy, typename Key, typename Value>
 struct radix_onesweep_storage {
   static constexpr int warps = Policy::threads / 32;
   static constexpr std::size_t count_bytes = sizeof(unsigned) * warps * Policy::bins;
-  static constexpr std::size_t value_bytes = std::is_same_v<Value, no_value> ? 0 : sizeof(Value);
+  static constexpr std::size_t value_bytes = value_bytes_of<Value>;
   static constexpr std::size_t key_stage_bytes = (std::size_t(Policy::tile_items) * sizeof(Key) + 15) / 16 * 16;
   static constexpr std::size_t stage_bytes = key_stage_bytes + std::size_t(Policy::tile_items) * value_bytes;
   static constexpr std::size_t union_bytes = count_bytes > stage_bytes ? count_bytes : stage_bytes;

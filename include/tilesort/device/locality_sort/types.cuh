@@ -1,5 +1,5 @@
-// device/early_exit_types.cuh — the records the early-exit merge sort's
-// kernels share (device/early_exit_merge.cuh): where a tile's keys lie
+// device/locality_sort/types.cuh — the records the early-exit merge sort's
+// kernels share (device/locality_sort/merge.cuh): where a tile's keys lie
 // (keys_out or the temp buffer), the list of segments being sorted, resolved
 // merge jobs and the slices they read, and the counters of one sort
 // (merge_control, zeroed before the first kernel; sort_stats is read from
@@ -11,11 +11,11 @@
 
 #include <cstdint>
 
-#include "../detail/config.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../warp/warp_shuffle.cuh"
-#include "early_exit_policy.cuh"
-#include "sort_stats.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/control.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "policy.cuh"
+#include "../sort_stats.cuh"
 
 namespace tilesort::detail {
 
@@ -24,7 +24,7 @@ struct window_widths {
   int half[4];
 };
 template <typename Policy>
-TILESORT_HD constexpr window_widths early_exit_window_widths() {
+TILESORT_HD constexpr window_widths locality_window_widths() {
   constexpr int m = Policy::merge_tile_items;
   return {{m / Policy::window_divisors[0], m / Policy::window_divisors[1], m / Policy::window_divisors[2],
            m / Policy::window_divisors[3]}};
@@ -153,71 +153,4 @@ TILESORT_DEVICE merge_job window_job(std::int64_t begin, std::int64_t interface,
           location, location,  location, location};
 }
 
-struct merge_pass_control {
-  unsigned long long merge_tiles;
-  unsigned long long window_merges;
-  unsigned long long merged_keys;
-  unsigned job_count;  // jobs queued by the job (or boundary) phase
-  // Bit l set: some tile of this pass's input lies in buffer l (written by
-  // the blocksort for pass 0, by the job phase of the pass before for the
-  // others). One bit alone: every key is in that buffer (uniform_location).
-  unsigned location_mix;
-};
-
-// Counters of one sort; zeroed (cudaMemsetAsync) before the first kernel.
-struct merge_control {
-  merge_pass_control boundary;  // the window merges at blocksort-tile boundaries, before pass 0
-  merge_pass_control pass[sort_stats::max_passes];
-  // Blocksort-tile boundaries inside a segment whose keys are out of order
-  // after the blocksort and that no boundary window fixes (the boundary
-  // phase counts them). None: every segment is sorted after the boundary
-  // windows, and no pass runs.
-  unsigned out_of_order_boundaries;
-  // The most merge passes any segment needs (the blocksort records it):
-  // later passes do not run.
-  unsigned needed_passes;
-  // Blocksort tiles that looked local. None (random keys) in a locality
-  // sort: the dense passes (early_exit_dense_passes) sort them.
-  unsigned local_tiles;
-  // The tiles each k-way dense pass has handed out (launch_early_exit_dense_kway).
-  unsigned kway_tiles_taken[sort_stats::max_passes];
-  // Blocksort tiles that are not final after the blocksort: out of order in
-  // the input, written to the temp buffer, or out of order with the tile
-  // before them in their segment. None (sorted input): the passes kernel
-  // returns at once.
-  unsigned unfinished_tiles;
-  unsigned long long blocksort_tiles;
-  unsigned long long presorted_tiles;
-  unsigned long long blocksort_keys;
-  unsigned long long final_copy_tiles;
-  unsigned long long final_copy_keys;
-  unsigned barrier_arrivals;  // the passes kernel's grid_barrier
-  // The front door's probe (device/sort.cuh), which zeroes this struct in
-  // place of the memset: `looks_sorted` set, this locality sort runs and the
-  // other sort's kernels return at once (this is their skip word);
-  // `looks_unsorted` set, the blocksort returns at once and the probe's
-  // local_tiles = 1, unfinished_tiles = 0 stop every kernel after it.
-  unsigned looks_sorted;
-  unsigned looks_unsorted;
-};
-
-// Sum of `value` over the warp, added to *total by lane 0 (all lanes call it).
-TILESORT_DEVICE void warp_add(unsigned long long* total, unsigned long long value) {
-TILESORT_UNROLL
-  for (int mask = 16; mask > 0; mask >>= 1) value += __shfl_xor_sync(0xffffffffu, value, mask);
-  if (lane_id() == 0 && value != 0) atomicAdd(total, value);
-}
-
-// Reserve one slot per lane with `wants` in the queue behind *count (one
-// atomic per warp); returns this lane's slot (meaningless where !wants).
-// All lanes of the warp call it.
-TILESORT_DEVICE unsigned warp_reserve(unsigned* count, bool wants) {
-  const unsigned ballot = __ballot_sync(0xffffffffu, wants);
-  if (ballot == 0) return 0;
-  const int lane = lane_id();
-  unsigned base = 0;
-  if (lane == 0) base = atomicAdd(count, static_cast<unsigned>(__popc(ballot)));
-  base = __shfl_sync(0xffffffffu, base, 0);
-  return base + static_cast<unsigned>(__popc(ballot & ((1u << lane) - 1u)));
-}
 }  // namespace tilesort::detail

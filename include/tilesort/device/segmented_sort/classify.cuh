@@ -1,4 +1,4 @@
-// device/segment_classify.cuh — the device side of the general segmented
+// device/segmented_sort/classify.cuh — the device side of the general segmented
 // sort before any key is sorted: segment descriptions read on the device
 // (offsets, heads, uniform rows; flags are first turned into a heads list by
 // three kernels: count per block, scan of the counts, write), the optional
@@ -16,12 +16,13 @@
 
 #include <cstdint>
 
-#include "../detail/config.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../detail/segment_ranges.cuh"
-#include "../warp/warp_shuffle.cuh"
-#include "early_exit_types.cuh"  // merge_control, warp_add
-#include "segment_row_sorters.cuh"  // has_values
+#include "../../block/block_scan.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/control.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "../../detail/segment_ranges.cuh"
+#include "../../detail/values.cuh"
+#include "../../warp/warp_atomics.cuh"
 
 namespace tilesort::detail {
 
@@ -93,57 +94,6 @@ struct segmented_control {
   unsigned overflow;                                // unchecked, malformed: a list overflowed, sort nothing
 };
 
-// Reserve `amount` consecutive slots per lane behind *counter with one atomic
-// per warp; returns this lane's first slot. All lanes of the warp call it.
-template <typename Counter>
-TILESORT_DEVICE Counter warp_reserve_n(Counter* counter, Counter amount) {
-  const int lane = lane_id();
-  Counter inclusive = amount;
-TILESORT_UNROLL
-  for (int d = 1; d < 32; d <<= 1) {
-    const Counter up = __shfl_up_sync(0xffffffffu, inclusive, d);
-    if (lane >= d) inclusive += up;
-  }
-  const Counter total = __shfl_sync(0xffffffffu, inclusive, 31);
-  if (total == 0) return 0;
-  Counter base = 0;
-  if (lane == 31) base = atomicAdd(counter, total);
-  base = __shfl_sync(0xffffffffu, base, 31);
-  return base + inclusive - amount;
-}
-
-// Exclusive prefix sum over a block of Threads threads; *total gets the sum.
-template <int Threads>
-TILESORT_DEVICE unsigned long long block_exclusive_sum(unsigned long long value, unsigned long long& total) {
-  static_assert(Threads % 32 == 0 && Threads <= 1024, "whole warps, at most 32");
-  constexpr int warps = Threads / 32;
-  __shared__ unsigned long long warp_sums[warps];
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int warp = static_cast<int>(threadIdx.x) / 32;
-  unsigned long long inclusive = value;
-TILESORT_UNROLL
-  for (int d = 1; d < 32; d <<= 1) {
-    const unsigned long long up = __shfl_up_sync(0xffffffffu, inclusive, d);
-    if (lane >= d) inclusive += up;
-  }
-  if (lane == 31) warp_sums[warp] = inclusive;
-  __syncthreads();
-  if (warp == 0) {
-    unsigned long long sum = lane < warps ? warp_sums[lane] : 0;
-TILESORT_UNROLL
-    for (int d = 1; d < 32; d <<= 1) {
-      const unsigned long long up = __shfl_up_sync(0xffffffffu, sum, d);
-      if (lane >= d) sum += up;
-    }
-    if (lane < warps) warp_sums[lane] = sum;  // inclusive over warps
-  }
-  __syncthreads();
-  const unsigned long long before = warp > 0 ? warp_sums[warp - 1] : 0;
-  total = warp_sums[warps - 1];
-  __syncthreads();  // warp_sums is reused by the next call
-  return before + inclusive - value;
-}
-
 // ------------------------------------------------------------------ flags -> heads
 // Block b covers words [b·W, (b+1)·W), W = threads x words per thread.
 template <int Threads, int Words>
@@ -159,26 +109,28 @@ TILESORT_UNROLL
 template <int Threads, int Words>
 __global__ void __launch_bounds__(Threads) flag_count_kernel(const std::uint32_t* bits, std::int64_t n,
                                                              std::int64_t words, unsigned long long* block_totals) {
+  __shared__ std::int64_t warp_sums[Threads / 32 + 1];
   const std::int64_t first_word = (std::int64_t(blockIdx.x) * Threads + threadIdx.x) * Words;
-  unsigned long long total = 0;
-  block_exclusive_sum<Threads>(count_heads<Threads, Words>(bits, n, words, first_word), total);
-  if (threadIdx.x == 0) block_totals[blockIdx.x] = total;
+  std::int64_t total = 0;
+  block_exclusive_sum<Threads>(count_heads<Threads, Words>(bits, n, words, first_word), warp_sums, total);
+  if (threadIdx.x == 0) block_totals[blockIdx.x] = static_cast<unsigned long long>(total);
 }
 
 // One block turns the per-block totals into offsets and counts the heads.
 template <int Threads>
 __global__ void __launch_bounds__(Threads) flag_scan_kernel(unsigned long long* block_totals, std::int64_t blocks,
                                                             unsigned long long* head_count) {
-  unsigned long long carry = 0;
+  __shared__ std::int64_t warp_sums[Threads / 32 + 1];
+  std::int64_t carry = 0;
   for (std::int64_t base = 0; base < blocks; base += Threads) {
     const std::int64_t i = base + threadIdx.x;
-    const unsigned long long value = i < blocks ? block_totals[i] : 0;
-    unsigned long long total = 0;
-    const unsigned long long before = block_exclusive_sum<Threads>(value, total);
-    if (i < blocks) block_totals[i] = carry + before;
+    const auto value = static_cast<std::int64_t>(i < blocks ? block_totals[i] : 0);
+    std::int64_t total = 0;
+    const std::int64_t before = block_exclusive_sum<Threads>(value, warp_sums, total);
+    if (i < blocks) block_totals[i] = static_cast<unsigned long long>(carry + before);
     carry += total;
   }
-  if (threadIdx.x == 0) *head_count = carry;
+  if (threadIdx.x == 0) *head_count = static_cast<unsigned long long>(carry);
 }
 
 template <int Threads, int Words>
@@ -186,11 +138,12 @@ __global__ void __launch_bounds__(Threads) flag_heads_kernel(const std::uint32_t
                                                              std::int64_t words,
                                                              const unsigned long long* block_offsets,
                                                              std::int64_t* heads) {
+  __shared__ std::int64_t warp_sums[Threads / 32 + 1];
   const std::int64_t first_word = (std::int64_t(blockIdx.x) * Threads + threadIdx.x) * Words;
-  unsigned long long total = 0;
-  std::int64_t slot = static_cast<std::int64_t>(
-      block_offsets[blockIdx.x] +
-      block_exclusive_sum<Threads>(count_heads<Threads, Words>(bits, n, words, first_word), total));
+  std::int64_t total = 0;
+  std::int64_t slot =
+      static_cast<std::int64_t>(block_offsets[blockIdx.x]) +
+      block_exclusive_sum<Threads>(count_heads<Threads, Words>(bits, n, words, first_word), warp_sums, total);
   for (int w = 0; w < Words; ++w) {
     if (first_word + w >= words) break;
     std::uint32_t b = head_bits_of_word(bits[first_word + w], first_word + w, n);

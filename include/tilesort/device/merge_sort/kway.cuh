@@ -1,4 +1,4 @@
-// device/merge_sort_kway.cuh — the k-way merge passes of the device merge
+// device/merge_sort/kway.cuh — the k-way merge passes of the device merge
 // sort (device/merge_sort.cuh), for items of 4 bytes and more: pass p merges
 // groups of K = merge_ways runs of T·K^p keys, in two launches. The cut
 // kernel ranks every cut_stride-th key of each run (a sample) among its
@@ -16,13 +16,14 @@
 
 #include <cuda_runtime.h>
 
+#include <climits>
 #include <cstdint>
 
-#include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
-#include "../detail/merge_path.cuh"
-#include "../detail/merge_sort_plan.cuh"
-#include "merge_sort_pairwise.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/launch.cuh"
+#include "../../detail/merge_path.cuh"
+#include "../../detail/merge_sort_plan.cuh"
+#include "pairwise.cuh"
 
 namespace tilesort::detail {
 
@@ -94,7 +95,7 @@ struct padded_list {
 
 template <typename Key, typename Value, int TileItems>
 struct merge_sort_kway_storage {
-  static constexpr bool pairs = merge_sort_has_values<Value>;
+  static constexpr bool pairs = has_values<Value>;
   Key keys[transpose_slots<Key>(TileItems)];                    // the tile, padded
   int sources[pairs ? transpose_slots<int>(TileItems) : 1];     // where each key was loaded
   Value values[pairs ? TileItems : 1];                          // as loaded
@@ -144,7 +145,7 @@ TILESORT_DEVICE void merge_sort_kway_tile(merge_sort_kway_storage<Key, Value, Po
   constexpr int K = Policy::merge_ways;
   constexpr int Threads = Policy::merge_threads;
   constexpr int Items = Policy::merge_items;
-  constexpr bool pairs = merge_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   // Padded slots without per-item arithmetic: a thread's blocked run of Items
   // never crosses a pad, and striped items lie a fixed number of slots apart.
   static_assert(transpose_pad_period<Key> % Items == 0 && transpose_pad_period<int> % Items == 0 &&
@@ -361,6 +362,64 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
   } else {
     merge_sort_kway_tile<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, blockIdx.x, comp);
   }
+}
+
+// ------------------------------------------------------------------ host side
+// The k-way merge kernel's shared memory, allowed once before its launches.
+template <typename Policy, bool Persistent, typename Key, typename Value, typename Compare>
+cudaError_t merge_sort_allow_kway_smem() {
+  using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
+  static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
+  return allow_dynamic_shared_memory(merge_sort_kway_kernel<Policy, Persistent, Key, Value, Compare>, sizeof(storage));
+}
+
+// The grids of a pass that may be skipped: at most these many blocks of the
+// cut kernel and of the persistent merge kernel (about a wave of each).
+struct kway_pass_grids {
+  std::int64_t cut_blocks = 0;
+  std::int64_t merge_blocks = 0;
+};
+
+// One k-way pass: its cut kernel, then its merge kernel (dependent launches
+// when `dependent`), both skipped on the device unless *skip_unless_zero is 0
+// (null: never skipped). `cuts` holds K entries per tile of the pass. The
+// persistent merge kernel takes tiles from *tiles_taken (zeroed); its grid
+// and the cut kernel's are capped by `most` (otherwise one block per tile
+// and per 256 cut lanes).
+template <typename Policy, bool Persistent, typename Key, typename Value, typename Compare>
+cudaError_t launch_kway_pass(const kway_pass_shape& shape, const Key* keys_src, Key* keys_dst, const Value* values_src,
+                             Value* values_dst, std::int64_t* cuts, const unsigned* skip_unless_zero, bool dependent,
+                             Compare comp, cudaStream_t stream, unsigned* tiles_taken = nullptr,
+                             const kway_pass_grids& most = {}) {
+  using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
+  static_assert(merge_sort_partition_threads % Policy::merge_ways == 0, "whole groups of cut lanes per block");
+  const auto capped = [](std::int64_t blocks, std::int64_t cap) { return cap > 0 && cap < blocks ? cap : blocks; };
+  const std::int64_t cut_blocks =
+      capped(ceil_div(shape.sample_slots() * Policy::merge_ways, merge_sort_partition_threads), most.cut_blocks);
+  TILESORT_RETURN_IF_ERROR(launch_kernel(merge_sort_cut_kernel<Policy::merge_ways, Key, Compare>,
+                                         static_cast<unsigned>(cut_blocks), merge_sort_partition_threads, 0, stream,
+                                         dependent, keys_src, shape, cuts, skip_unless_zero, comp));
+  const std::int64_t grid = Persistent ? capped(shape.tiles(), most.merge_blocks) : shape.tiles();
+  return launch_kernel(merge_sort_kway_kernel<Policy, Persistent, Key, Value, Compare>, static_cast<unsigned>(grid),
+                       Policy::merge_threads, sizeof(storage), stream, dependent, keys_src, keys_dst, values_src,
+                       values_dst, cuts, shape, skip_unless_zero, tiles_taken, comp);
+}
+
+
+// The grids of k-way passes that may be skipped (launch_kway_pass's `most`):
+// the resident blocks of the cut kernel and of the persistent merge kernel,
+// whose shared memory this also allows.
+template <typename Policy, typename Key, typename Value, typename Compare>
+cudaError_t resident_kway_grids(kway_pass_grids& grids) {
+  using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
+  static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
+  unsigned cut_blocks = 0, merge_blocks = 0;
+  TILESORT_RETURN_IF_ERROR(cooperative_grid(merge_sort_cut_kernel<Policy::merge_ways, Key, Compare>,
+                                            merge_sort_partition_threads, 0, INT_MAX, INT_MAX, cut_blocks));
+  TILESORT_RETURN_IF_ERROR(cooperative_grid(merge_sort_kway_kernel<Policy, true, Key, Value, Compare>,
+                                            Policy::merge_threads, sizeof(storage), INT_MAX, INT_MAX, merge_blocks));
+  grids = kway_pass_grids{cut_blocks, merge_blocks};
+  return cudaSuccess;
 }
 
 }  // namespace tilesort::detail

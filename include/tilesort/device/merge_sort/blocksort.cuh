@@ -1,11 +1,11 @@
-// device/merge_sort_blocksort.cuh — the first launch of the device merge sort
+// device/merge_sort/blocksort.cuh — the first launch of the device merge sort
 // (device/merge_sort.cuh): one block per tile of T = block_threads x
 // block_items keys loads its tile coalesced (striped), turns it blocked
 // through per-warp padded shared memory, sorts it with block_sort (stable)
 // and stores it back the same way: runs of T keys, each read and written
 // once. Shared memory: max(block_sort's temp_storage, the warp transposes),
 // taken dynamically (merge_sort_smem). Pairs carry their values through the
-// same steps. The early-exit sort (device/early_exit_blocksort.cuh) reuses
+// same steps. The early-exit sort (device/locality_sort/blocksort.cuh) reuses
 // the transposes and storage.
 #pragma once
 
@@ -13,11 +13,11 @@
 
 #include <cstdint>
 
-#include "../block/block_sort.cuh"
-#include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
-#include "../detail/merge_sort_plan.cuh"
-#include "merge_sort_policy.cuh"
+#include "../../block/block_sort.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/launch.cuh"
+#include "../../detail/merge_sort_plan.cuh"
+#include "policy.cuh"
 
 namespace tilesort::detail {
 
@@ -73,7 +73,7 @@ TILESORT_UNROLL
 // ------------------------------------------------------------------ blocksort
 template <typename Key, typename Value, int Threads, int Items>
 struct merge_sort_blocksort_parts {
-  static constexpr bool pairs = merge_sort_has_values<Value>;
+  static constexpr bool pairs = has_values<Value>;
   static constexpr int warps = Threads / 32;
   static constexpr int warp_items = 32 * Items;
   using sort_type = block_sort<Key, Threads, Items, std::conditional_t<pairs, Value, void>>;

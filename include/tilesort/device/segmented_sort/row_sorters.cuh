@@ -1,4 +1,4 @@
-// device/segment_row_sorters.cuh — the row sorters of the segmented sort:
+// device/segmented_sort/row_sorters.cuh — the row sorters of the segmented sort:
 // one logical warp (warp_sort, keys in registers) or one block (block_sort)
 // sorts one segment ("row") at a time, keys loaded with
 // thread/thread_load.cuh's consecutive (blocked) loads and stored the same
@@ -18,21 +18,21 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../block/block_sort.cuh"
-#include "../comparators.cuh"
-#include "../detail/config.cuh"
-#include "../detail/error.cuh"
-#include "../detail/segment_ranges.cuh"
-#include "../thread/thread_load.cuh"
-#include "../thread/thread_sort.cuh"
-#include "../warp/warp_sort.cuh"
-#include "merge_sort.cuh"  // merge_sort_allow_smem
+#include "../../block/block_sort.cuh"
+#include "../../comparators.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/error.cuh"
+#include "../../detail/segment_ranges.cuh"
+#include "../../thread/thread_load.cuh"
+#include "../../thread/thread_sort.cuh"
+#include "../../warp/warp_sort.cuh"
+#include "../../detail/launch.cuh"
 
 namespace tilesort {
 
 /// Row sorters of the segmented sort, by increasing capacity (threads x
-/// items): logical warps for short rows, blocks for longer ones. Chosen on
-/// an H100 (sm_90) with tilesort-bench's segmented cases
+/// items): logical warps for short rows, blocks for longer ones. Chosen for
+/// sm_90 with tilesort-bench's segmented cases
 /// (docs/tuning/segmented_sort.md). 8-byte keys or pairs use half the items
 /// per thread to stay clear of register spills. Pairs leave the warp sorters
 /// above 64 keys: the warp network moves key and rank at each of its log^2
@@ -54,8 +54,7 @@ struct uniform_segments_policy {
     int items;    ///< keys per thread
   };
   /// sizeof(Value), 0 for keys only.
-  static constexpr std::size_t value_bytes =
-      std::is_void_v<Value> ? 0 : sizeof(std::conditional_t<std::is_void_v<Value>, char, Value>);
+  static constexpr std::size_t value_bytes = detail::value_bytes_of<Value>;
   static constexpr bool pairs = value_bytes > 0;                 ///< values travel with the keys
   static constexpr bool wide = sizeof(Key) + value_bytes > 8;    ///< items over 8 bytes: half the items per thread
   static constexpr int warp_block_threads = 128;                 ///< threads per block of the warp-per-row kernel
@@ -125,9 +124,6 @@ TILESORT_HD row_slice slice_of_row(std::int64_t row, std::int64_t length, std::i
   s.mine = rest <= 0 ? 0 : (rest < items ? rest : items);
   return s;
 }
-
-template <typename Value>
-inline constexpr bool has_values = !std::is_same_v<Value, no_value>;
 
 // Where a row sorter's values come from and where they go. A source is a
 // pointer (an array beside the keys) or row_positions: each key's position
@@ -331,17 +327,19 @@ cudaError_t launch_row_sorter(Rows rows, unsigned grid, const Key* keys_in, Key*
   using Value = row_value_t<Source>;
   if constexpr (Shape < Policy::warp_shape_count) {
     constexpr auto shape = Policy::warp_shape(Shape);
-    sort_rows_by_warps<shape.threads, shape.items, Policy::warp_block_threads>
-        <<<grid, Policy::warp_block_threads, 0, stream>>>(rows, keys_in, keys_out, values_in, values_out, comp);
+    return launch_kernel(sort_rows_by_warps<shape.threads, shape.items, Policy::warp_block_threads, Rows, Key, Source,
+                                            Sink, Compare>,
+                         grid, Policy::warp_block_threads, 0, stream, false, rows, keys_in, keys_out, values_in,
+                         values_out, comp);
   } else {
     constexpr auto shape = Policy::block_shape(Shape - Policy::warp_shape_count);
     using sorter = block_sort<Key, shape.threads, shape.items, std::conditional_t<has_values<Value>, Value, void>>;
     constexpr std::size_t shared_bytes = sizeof(typename sorter::temp_storage);
     auto* kernel = sort_rows_by_blocks<shape.threads, shape.items, Rows, Key, Source, Sink, Compare>;
-    TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared_bytes));
-    kernel<<<grid, shape.threads, shared_bytes, stream>>>(rows, keys_in, keys_out, values_in, values_out, comp);
+    TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(kernel, shared_bytes));
+    return launch_kernel(kernel, grid, shape.threads, shared_bytes, stream, false, rows, keys_in, keys_out, values_in,
+                         values_out, comp);
   }
-  return cudaGetLastError();
 }
 
 template <typename Policy>

@@ -1,6 +1,7 @@
-// device/sample_sort_kernels.cuh — the kernels of the sample sort
-// (device/sample_sort.cuh has the algorithm, the policy and the launches;
-// detail/sample_sort_plan.cuh the arithmetic they share).
+// device/sample_sort/classify.cuh — the kernels of the sample sort that
+// classify the keys into buckets and move them there (device/sample_sort.cuh
+// has the algorithm and the launches; device/sample_sort/buckets.cuh sorts
+// the buckets; detail/sample_sort_plan.cuh holds the arithmetic they share).
 //
 //   sample:    a block draws keys of its part of the input (level 1: all of
 //              it; level 2: one level-1 bucket), sorts them (block_sort) and
@@ -11,22 +12,15 @@
 //              input; level 2: one chunk of one bucket) and writes its count
 //              of every bucket;
 //   scan:      three kernels turn the counts into exclusive offsets: chunk
-//              sums, a one-block scan of those, the chunks;
+//              sums, a one-block scan of those (block_exclusive_sum), the
+//              chunks;
 //   scatter:   each block classifies its run again, tile by tile; a warp
 //              ranks its keys within their buckets in input order
-//              (ballots on the bucket's bits, per-warp counts), a block
-//              scan over the buckets places each key in shared memory in
-//              bucket order, and consecutive threads write consecutive keys
-//              of a bucket to consecutive positions;
-//   pack:      one warp per level-1 range bucket groups its sub-buckets
-//              into runs of at most a tile (two levels only);
-//   buckets:   a block sorts final buckets: an equal-key bucket stays (or is
-//              copied), a bucket of at most one tile is loaded, sorted and
-//              stored by the merge sort's blocksort steps (stable; the
-//              smallest of three tile shapes that holds it); a larger one is
-//              sorted in tiles and merged by the same block in passes
-//              between the output and the spare buffer (merge-path splits
-//              in global memory).
+//              (warp_peers: ballots on the bucket's bits, per-warp counts),
+//              a block scan over the buckets places each key in shared
+//              memory in bucket order, and consecutive threads write
+//              consecutive keys of a bucket to consecutive positions.
+// Every kernel is a dependent launch of the one before (begin_dependent_kernel).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -34,57 +28,26 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../block/block_sort.cuh"
-#include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
-#include "../detail/merge_path.cuh"
-#include "../detail/sample_sort_plan.cuh"
-#include "../thread/thread_sort.cuh"
-#include "merge_sort_blocksort.cuh"
+#include "../../block/block_scan.cuh"
+#include "../../block/block_sort.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/launch.cuh"
+#include "../../detail/merge_path.cuh"
+#include "../../detail/sample_sort_plan.cuh"
+#include "../../thread/thread_sort.cuh"
+#include "../../warp/warp_peers.cuh"
 
 namespace tilesort::detail {
 
-template <typename Value>
-inline constexpr bool sample_sort_has_values = !std::is_same_v<Value, no_value>;
-
 extern __shared__ __align__(16) unsigned char sample_sort_smem[];
 
-// ------------------------------------------------------------------ block scan
-// Exclusive sum over the block of one 64-bit number per thread; `total` gets
-// the block's sum. `warp_sums` holds Threads / 32 + 1 entries of shared memory;
-// every thread of the block calls this (it has barriers).
-template <int Threads>
-TILESORT_DEVICE std::int64_t block_exclusive_sum(std::int64_t x, std::int64_t* warp_sums, std::int64_t& total) {
-  static_assert(Threads % 32 == 0 && Threads <= 1024, "whole warps, at most 32");
-  constexpr int warps = Threads / 32;
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  const int warp = static_cast<int>(threadIdx.x / 32);
-  std::int64_t inclusive = x;
-#pragma unroll
-  for (int offset = 1; offset < 32; offset *= 2) {
-    const std::int64_t y = __shfl_up_sync(0xffffffffu, inclusive, offset);
-    if (lane >= offset) inclusive += y;
-  }
-  if (lane == 31) warp_sums[warp] = inclusive;
-  __syncthreads();
-  if (warp == 0) {
-    const std::int64_t mine = lane < warps ? warp_sums[lane] : 0;
-    std::int64_t scan = mine;
-#pragma unroll
-    for (int offset = 1; offset < 32; offset *= 2) {
-      const std::int64_t y = __shfl_up_sync(0xffffffffu, scan, offset);
-      if (lane >= offset) scan += y;
-    }
-    if (lane < warps) warp_sums[lane] = scan - mine;
-    if (lane == warps - 1) warp_sums[warps] = scan;
-  }
-  __syncthreads();
-  const std::int64_t prefix = warp_sums[warp] + inclusive - x;
-  total = warp_sums[warps];
-  __syncthreads();  // warp_sums may be reused at once
-  return prefix;
-}
-
+// Keys and (pairs) their values: one array each, where a kernel reads or
+// writes items.
+template <typename Key, typename Value>
+struct sample_sort_items {
+  Key* keys = nullptr;
+  Value* values = nullptr;
+};
 
 // ------------------------------------------------------------------ sample
 template <typename Key, int Threads, int Items>
@@ -125,7 +88,7 @@ template <typename Policy, typename Key, typename Compare>
 __global__ void __launch_bounds__(Policy::sample_threads)
     sample_sort_sample_kernel(const Key* keys, sample_sort_plan plan, Key* splitters, const std::int64_t* offsets,
                               sample_sort_bucket_info* infos, const unsigned* skip_unless_zero, Compare comp) {
-  if (skip_requested(skip_unless_zero)) return;
+  if (!begin_dependent_kernel(skip_unless_zero)) return;
   constexpr int threads = Policy::sample_threads, items = Policy::sample_items;
   using storage_type = sample_sort_sample_storage<Key, threads, items>;
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
@@ -147,14 +110,14 @@ __global__ void __launch_bounds__(Policy::sample_threads)
     splitters += std::int64_t(b) * ((1 << plan.max_levels) - 1);
   }
   Key sample[items];
-#pragma unroll
+TILESORT_UNROLL
   for (int i = 0; i < items; ++i) {
     const int j = t * items + i;
     sample[i] = keys[begin + (j < samples ? sample_position(j, samples, size) : 0)];
   }
   block_sort<Key, threads, items>(storage.sort).sort(sample, samples, comp);
   __syncthreads();  // the sort's storage becomes the sorted samples
-#pragma unroll
+TILESORT_UNROLL
   for (int i = 0; i < items; ++i) storage.sorted[t * items + i] = sample[i];
   __syncthreads();
   for (int j = t; j < count; j += threads) splitters[j] = storage.sorted[splitter_sample_rank(j, samples, count)];
@@ -239,7 +202,7 @@ template <int Items, typename Key, int MaxLevels, typename Compare>
 TILESORT_DEVICE void sample_sort_classify_tile(const sample_sort_tree<Key, MaxLevels>& tree, int levels,
                                                const Key* tile_keys, int valid, Key (&keys)[Items],
                                                int (&buckets)[Items], Compare comp) {
-#pragma unroll
+TILESORT_UNROLL
   for (int k = 0; k < Items; ++k) {
     const int j = sample_sort_tile_index<Items>(k);
     keys[k] = tile_keys[j < valid ? j : 0];
@@ -260,7 +223,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
     sample_sort_histogram_kernel(const Key* keys, const Key* splitters, sample_sort_plan plan,
                                  const sample_sort_bucket_info* infos, std::int64_t* counters,
                                  const unsigned* skip_unless_zero, Compare comp) {
-  if (skip_requested(skip_unless_zero)) return;
+  if (!begin_dependent_kernel(skip_unless_zero)) return;
   constexpr int threads = Policy::scatter_threads, items = Policy::scatter_items, tile = Policy::scatter_tile;
   constexpr int max_buckets = sample_sort_buckets(Policy::max_levels);
   using storage_type = sample_sort_histogram_storage<Key, Policy::max_levels>;
@@ -279,7 +242,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads)
     Key keys_here[items];
     int buckets[items];
     sample_sort_classify_tile(storage.tree, job.levels, keys + base, valid, keys_here, buckets, comp);
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < items; ++k)
       if (sample_sort_tile_index<items>(k) < valid) atomicAdd(&storage.counts[buckets[k]], 1u);
   }
@@ -295,7 +258,7 @@ template <int Threads, int Chunk>
 __global__ void __launch_bounds__(Threads)
     sample_sort_scan_reduce_kernel(const std::int64_t* counters, std::int64_t count, std::int64_t* partials,
                                    const unsigned* skip_unless_zero) {
-  if (skip_requested(skip_unless_zero)) return;
+  if (!begin_dependent_kernel(skip_unless_zero)) return;
   __shared__ std::int64_t warp_sums[Threads / 32 + 1];
   const std::int64_t begin = std::int64_t(blockIdx.x) * Chunk;
   const std::int64_t end = begin + Chunk < count ? begin + Chunk : count;
@@ -310,7 +273,7 @@ __global__ void __launch_bounds__(Threads)
 template <int Threads>
 __global__ void __launch_bounds__(Threads)
     sample_sort_scan_partials_kernel(std::int64_t* partials, std::int64_t chunks, const unsigned* skip_unless_zero) {
-  if (skip_requested(skip_unless_zero)) return;
+  if (!begin_dependent_kernel(skip_unless_zero)) return;
   __shared__ std::int64_t warp_sums[Threads / 32 + 1];
   std::int64_t carry = 0;
   for (std::int64_t base = 0; base < chunks; base += Threads) {
@@ -328,19 +291,19 @@ template <int Threads, int Items>
 __global__ void __launch_bounds__(Threads)
     sample_sort_scan_apply_kernel(std::int64_t* counters, std::int64_t count, const std::int64_t* partials,
                                   const unsigned* skip_unless_zero) {
-  if (skip_requested(skip_unless_zero)) return;
+  if (!begin_dependent_kernel(skip_unless_zero)) return;
   __shared__ std::int64_t warp_sums[Threads / 32 + 1];
   const std::int64_t first = std::int64_t(blockIdx.x) * Threads * Items + std::int64_t(threadIdx.x) * Items;
   std::int64_t mine[Items];
   std::int64_t sum = 0;
-#pragma unroll
+TILESORT_UNROLL
   for (int i = 0; i < Items; ++i) {
     mine[i] = first + i < count ? counters[first + i] : 0;
     sum += mine[i];
   }
   std::int64_t total = 0;
   std::int64_t running = partials[blockIdx.x] + block_exclusive_sum<Threads>(sum, warp_sums, total);
-#pragma unroll
+TILESORT_UNROLL
   for (int i = 0; i < Items; ++i) {
     if (first + i < count) counters[first + i] = running;
     running += mine[i];
@@ -357,7 +320,7 @@ struct sample_sort_scatter_storage {
   static constexpr int tile = Policy::scatter_tile;
   static constexpr int warps = Policy::scatter_threads / 32;
   static constexpr int max_buckets = sample_sort_buckets(Policy::max_levels);
-  static constexpr bool pairs = sample_sort_has_values<Value>;
+  static constexpr bool pairs = has_values<Value>;
   sample_sort_tree<Key, Policy::max_levels> tree;
   std::int64_t next[max_buckets];  // this block's next output position in each bucket
   std::int64_t warp_sums[warps + 1];
@@ -370,26 +333,24 @@ struct sample_sort_scatter_storage {
   std::conditional_t<pairs, Value, char> staged_values[pairs ? tile : 1];
 };
 
-// The lanes of the warp whose `label` (below 2^bits) equals the caller's: one
-// ballot per bit (cheaper than __match_any_sync on sm_90); every lane calls.
-TILESORT_DEVICE unsigned sample_sort_warp_peers(int label, int bits) {
-  unsigned peers = 0xffffffffu;
-  for (int bit = 0; bit < bits; ++bit) {
-    const bool set = (label >> bit) & 1;
-    const unsigned ballot = __ballot_sync(0xffffffffu, set);
-    peers &= set ? ballot : ~ballot;
-  }
-  return peers;
-}
+// What a scatter launch moves: items `from` to their buckets' places `to`,
+// classified by `splitters` at the exclusive offsets `offsets` (the scanned
+// counters). `infos` null: level 1, input -> temp; else level 2 (the level-1
+// bucket table), temp -> output.
+template <typename Key, typename Value>
+struct sample_sort_scatter_work {
+  sample_sort_items<const Key, const Value> from;
+  const Key* splitters = nullptr;
+  const std::int64_t* offsets = nullptr;
+  const sample_sort_bucket_info* infos = nullptr;
+  sample_sort_items<Key, Value> to;
+};
 
-// infos null: level 1, input -> temp; else level 2, temp -> output.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_blocks_per_sm)
-    sample_sort_scatter_kernel(const Key* keys_in, const Value* values_in, const Key* splitters,
-                               const std::int64_t* offsets, const sample_sort_bucket_info* infos, Key* keys_dst,
-                               Value* values_dst, sample_sort_plan plan, const unsigned* skip_unless_zero,
-                               Compare comp) {
-  if (skip_requested(skip_unless_zero)) return;
+    sample_sort_scatter_kernel(sample_sort_scatter_work<Key, Value> work, sample_sort_plan plan,
+                               const unsigned* skip_unless_zero, Compare comp) {
+  if (!begin_dependent_kernel(skip_unless_zero)) return;
   constexpr int threads = Policy::scatter_threads, items = Policy::scatter_items, tile = Policy::scatter_tile;
   using storage_type = sample_sort_scatter_storage<Key, Value, Policy>;
   constexpr int max_buckets = storage_type::max_buckets, warps = storage_type::warps;
@@ -398,10 +359,15 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
   static_assert(max_buckets < 65536, "staged bucket numbers fit 16 bits");
   auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
   const int t = static_cast<int>(threadIdx.x), lane = t % 32, warp = t / 32;
-  const sample_sort_job<Key> job = sample_sort_job_of(plan, tile, splitters, infos);
+  const Key* keys_in = work.from.keys;
+  const Value* values_in = work.from.values;
+  Key* keys_dst = work.to.keys;
+  Value* values_dst = work.to.values;
+  const sample_sort_job<Key> job = sample_sort_job_of(plan, tile, work.splitters, work.infos);
   if (job.idle) return;
   storage.tree.load(job.splitters, job.levels);
-  for (int s = t; s < job.buckets; s += threads) storage.next[s] = offsets[job.base + std::int64_t(s) * job.stride];
+  for (int s = t; s < job.buckets; s += threads)
+    storage.next[s] = work.offsets[job.base + std::int64_t(s) * job.stride];
   __syncthreads();
   for (std::int64_t base = job.begin; base < job.end; base += tile) {
     const int valid = job.end - base < tile ? static_cast<int>(job.end - base) : tile;
@@ -410,7 +376,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
     sample_sort_classify_tile(storage.tree, job.levels, keys_in + base, valid, keys, buckets, comp);
     Value values[items];
     if constexpr (pairs) {
-#pragma unroll
+TILESORT_UNROLL
       for (int k = 0; k < items; ++k) {
         const int j = sample_sort_tile_index<items>(k);
         values[k] = values_in[base + (j < valid ? j : 0)];
@@ -420,14 +386,14 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
     for (int s = lane; s < job.buckets; s += 32) storage.warp_counts[warp][s] = 0;
     __syncwarp();
     int ranks[items];
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < items; ++k) {
       // The lowest lane of each group of equal buckets takes the group's
       // places from the warp's count (an atomic, so the steps need no
       // barrier between them); the shuffle waits for it, so step k's
       // places are taken before step k + 1's.
       const bool live = sample_sort_tile_index<items>(k) < valid;
-      const unsigned peers = sample_sort_warp_peers(live ? buckets[k] : job.buckets, job.levels + 1);
+      const unsigned peers = warp_peers(live ? buckets[k] : job.buckets, job.levels + 1);
       const int leader = __ffs(peers) - 1;
       unsigned before = 0;
       if (live && lane == leader) before = atomicAdd(&storage.warp_counts[warp][buckets[k]], unsigned(__popc(peers)));
@@ -440,12 +406,12 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
     // consecutive buckets, so one block scan orders them).
     int totals[per_thread];
     int mine = 0;
-#pragma unroll
+TILESORT_UNROLL
     for (int i = 0; i < per_thread; ++i) {
       const int s = t * per_thread + i;
       int running = 0;
       if (s < job.buckets) {
-#pragma unroll
+TILESORT_UNROLL
         for (int w = 0; w < warps; ++w) {
           const int c = static_cast<int>(storage.warp_counts[w][s]);
           storage.warp_counts[w][s] = static_cast<unsigned>(running);
@@ -457,7 +423,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
     }
     std::int64_t tile_total = 0;
     int start = static_cast<int>(block_exclusive_sum<threads>(mine, storage.warp_sums, tile_total));
-#pragma unroll
+TILESORT_UNROLL
     for (int i = 0; i < per_thread; ++i) {
       const int s = t * per_thread + i;
       if (s < job.buckets) storage.tile_start[s] = start;
@@ -465,7 +431,7 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
     }
     __syncthreads();
     // Stage the tile in bucket order.
-#pragma unroll
+TILESORT_UNROLL
     for (int k = 0; k < items; ++k) {
       if (sample_sort_tile_index<items>(k) < valid) {
         const int at = storage.tile_start[buckets[k]] + static_cast<int>(storage.warp_counts[warp][buckets[k]]) + ranks[k];
@@ -483,217 +449,11 @@ __global__ void __launch_bounds__(Policy::scatter_threads, Policy::scatter_block
       if constexpr (pairs) values_dst[dst] = storage.staged_values[at];
     }
     __syncthreads();  // next[] and the staged tile are read by all
-#pragma unroll
+TILESORT_UNROLL
     for (int i = 0; i < per_thread; ++i) {
       const int s = t * per_thread + i;
       if (s < job.buckets) storage.next[s] += totals[i];
     }
-  }
-}
-
-// ------------------------------------------------------------------ buckets
-// A bucket sorter: the merge sort's blocksort steps (coalesced loads and
-// stores through per-warp transposes, block_sort in registers).
-template <typename Key, typename Value, int Threads, int Items>
-using sample_sort_tile_parts = merge_sort_blocksort_parts<Key, Value, Threads, Items>;
-
-// The bucket kernel's shared memory: one sorter shape at a time (a bucket
-// takes the smallest that holds it).
-template <typename Key, typename Value, typename Policy>
-struct sample_sort_bucket_storage {
-  union {
-    typename sample_sort_tile_parts<Key, Value, Policy::bucket_threads, Policy::bucket_items>::storage tile;
-    typename sample_sort_tile_parts<Key, Value, Policy::bucket_threads, Policy::bucket_items_half>::storage half;
-    typename sample_sort_tile_parts<Key, Value, Policy::bucket_threads, Policy::bucket_items_quarter>::storage quarter;
-  } sorters;
-};
-
-// Sort count (1 < count <= Threads x Items) keys of src into dst (may be
-// src); ends with a barrier (the storage is reused by the next tile).
-template <int Threads, int Items, typename Key, typename Value, typename Compare>
-TILESORT_DEVICE void sample_sort_sort_tile(typename sample_sort_tile_parts<Key, Value, Threads, Items>::storage& storage,
-                                           const Key* keys_src, const Value* values_src, Key* keys_dst,
-                                           Value* values_dst, int count, Compare comp) {
-  merge_sort_blocksort_tile<false, sample_sort_tile_parts<Key, Value, Threads, Items>, Items>(
-      storage, keys_src, keys_dst, values_src, values_dst, count, comp);
-  __syncthreads();
-}
-
-// Stable merge of sorted a[0, a_len) and b[0, b_len) into dst by the block.
-template <int Threads, int Items, typename Key, typename Value, typename Compare>
-TILESORT_DEVICE void sample_sort_merge_runs(const Key* a_keys, const Value* a_values, std::int64_t a_len,
-                                            std::int64_t b_len, Key* keys_dst, Value* values_dst, Compare comp) {
-  constexpr bool pairs = sample_sort_has_values<Value>;
-  const Key* b_keys = a_keys + a_len;
-  const Value* b_values = pairs ? a_values + a_len : a_values;
-  const std::int64_t total = a_len + b_len;
-  for (std::int64_t chunk = 0; chunk < total; chunk += std::int64_t(Threads) * Items) {
-    const std::int64_t wanted = chunk + std::int64_t(threadIdx.x) * Items;
-    const std::int64_t diagonal = wanted < total ? wanted : total;
-    std::int64_t ai = merge_path<std::int64_t>(a_keys, a_len, b_keys, b_len, diagonal, comp);
-    std::int64_t bi = diagonal - ai;
-    for (int i = 0; i < Items && diagonal + i < total; ++i) {
-      const bool take_a = bi >= b_len || (ai < a_len && !comp(b_keys[bi], a_keys[ai]));
-      if (take_a) {
-        keys_dst[diagonal + i] = a_keys[ai];
-        if constexpr (pairs) values_dst[diagonal + i] = a_values[ai];
-        ++ai;
-      } else {
-        keys_dst[diagonal + i] = b_keys[bi];
-        if constexpr (pairs) values_dst[diagonal + i] = b_values[bi];
-        ++bi;
-      }
-    }
-  }
-}
-
-// One bucket [begin, end) of src sorted into dst by the block (src may be
-// dst): a bucket of at most a quarter (a half) of a tile is sorted by the
-// quarter (half) shape: the same threads with fewer items each, so an
-// average bucket does not pay for a padded full tile. A larger one is sorted
-// tile by tile and merged in passes between dst and `spare`. Ends with a
-// barrier (the storage is reused).
-template <typename Policy, typename Key, typename Value, typename Compare>
-TILESORT_DEVICE void sample_sort_one_bucket(sample_sort_bucket_storage<Key, Value, Policy>& storage, const Key* keys_src,
-                                            const Value* values_src, Key* keys_dst, Value* values_dst, Key* keys_spare,
-                                            Value* values_spare, std::int64_t begin, std::int64_t end, Compare comp) {
-  constexpr int threads = Policy::bucket_threads, items = Policy::bucket_items, tile = Policy::bucket_tile;
-  constexpr bool pairs = sample_sort_has_values<Value>;
-  const std::int64_t size = end - begin;
-  if (size <= 0) return;
-  keys_src += begin;
-  keys_dst += begin;
-  keys_spare += begin;
-  if constexpr (pairs) {
-    values_src += begin;
-    values_dst += begin;
-    values_spare += begin;
-  }
-  if (size == 1) {
-    if (keys_src != keys_dst && threadIdx.x == 0) {
-      keys_dst[0] = keys_src[0];
-      if constexpr (pairs) values_dst[0] = values_src[0];
-    }
-    return;
-  }
-  if (size <= threads * Policy::bucket_items_quarter) {
-    sample_sort_sort_tile<threads, Policy::bucket_items_quarter>(storage.sorters.quarter, keys_src, values_src,
-                                                                 keys_dst, values_dst, static_cast<int>(size), comp);
-    return;
-  }
-  if (size <= threads * Policy::bucket_items_half) {
-    sample_sort_sort_tile<threads, Policy::bucket_items_half>(storage.sorters.half, keys_src, values_src, keys_dst,
-                                                              values_dst, static_cast<int>(size), comp);
-    return;
-  }
-  const int passes = bucket_merge_passes(size, tile);
-  // Tiles go where the merges' parity leaves the result in dst.
-  Key* keys_to = passes % 2 == 0 ? keys_dst : keys_spare;
-  Value* values_to = passes % 2 == 0 ? values_dst : values_spare;
-  for (std::int64_t at = 0; at < size; at += tile) {
-    const int count = size - at < tile ? static_cast<int>(size - at) : tile;
-    if (count == 1) {
-      if (threadIdx.x == 0) {
-        keys_to[at] = keys_src[at];
-        if constexpr (pairs) values_to[at] = values_src[at];
-      }
-      continue;
-    }
-    sample_sort_sort_tile<threads, items>(storage.sorters.tile, keys_src + at, pairs ? values_src + at : values_src,
-                                          keys_to + at, pairs ? values_to + at : values_to, count, comp);
-  }
-  Key* keys_from = keys_to;
-  Value* values_from = values_to;
-  for (int pass = 0; pass < passes; ++pass) {
-    __syncthreads();  // the block's writes of the previous step are visible to it
-    Key* keys_into = keys_from == keys_dst ? keys_spare : keys_dst;
-    Value* values_into = values_from == values_dst ? values_spare : values_dst;
-    const std::int64_t run = std::int64_t(tile) << pass;
-    for (std::int64_t lo = 0; lo < size; lo += 2 * run) {
-      const std::int64_t a_len = size - lo < run ? size - lo : run;
-      const std::int64_t b_len = size - lo - a_len < run ? size - lo - a_len : run;
-      sample_sort_merge_runs<threads, items>(keys_from + lo, pairs ? values_from + lo : values_from, a_len, b_len,
-                                             keys_into + lo, pairs ? values_into + lo : values_into, comp);
-    }
-    keys_from = keys_into;
-    values_from = values_into;
-  }
-  __syncthreads();  // the next bucket of this block may read what this one wrote
-}
-
-// ------------------------------------------------------------------ packing
-// One warp per level-1 range bucket (bucket 2 x blockIdx.x): after level 2,
-// the runs of its sub-buckets that one bucket sort takes (sample_sort_pack),
-// to groups + blockIdx.x x max_buckets, and their count to its table entry.
-template <typename Policy>
-__global__ void __launch_bounds__(32)
-    sample_sort_pack_kernel(sample_sort_plan plan, sample_sort_bucket_info* infos, const std::int64_t* offsets2,
-                            sample_sort_group* groups, const unsigned* skip_unless_zero) {
-  if (skip_requested(skip_unless_zero)) return;
-  __shared__ std::int64_t starts[sample_sort_buckets(Policy::max_levels)];
-  const int bucket = 2 * static_cast<int>(blockIdx.x);
-  const sample_sort_bucket_info info = infos[bucket];
-  groups += std::int64_t(blockIdx.x) * plan.max_buckets;
-  if (info.levels == 0) {  // moved whole: one sort
-    if (threadIdx.x == 0) {
-      if (info.size > 1) groups[0] = sample_sort_group{info.begin, info.begin + info.size};
-      infos[bucket].groups = info.size > 1 ? 1 : 0;
-    }
-    return;
-  }
-  const int subs = sample_sort_buckets(info.levels);
-  for (int s = static_cast<int>(threadIdx.x); s < subs; s += 32)
-    starts[s] = s == 0 ? info.begin : offsets2[plan.counter2(info, s, 0)];
-  __syncwarp();
-  if (threadIdx.x == 0)
-    infos[bucket].groups = sample_sort_pack(starts, subs, info.begin + info.size, Policy::bucket_tile, groups);
-}
-
-// The direct sort (offsets null): one block, [0, n) of src (may be dst).
-// One level (infos null): block b sorts bucket b, [offsets[counter(b, 0)],
-// offsets[counter(b + 1, 0)]) of src (the temp buffer), into dst. Two
-// levels: the level-2 output is already in dst (src == dst); block (x, y)
-// takes level-1 range bucket 2x and sorts its groups y, y + gridDim.y, ...
-// (the pack kernel's runs of sub-buckets). Buckets of keys equal to a
-// splitter keep their order: copied when src is not dst. Buckets larger than
-// a tile merge through `spare`.
-template <typename Policy, typename Key, typename Value, typename Compare>
-__global__ void __launch_bounds__(Policy::bucket_threads, Policy::bucket_blocks_per_sm)
-    sample_sort_bucket_kernel(const Key* keys_src, const Value* values_src, Key* keys_dst, Value* values_dst,
-                              Key* keys_spare, Value* values_spare, const std::int64_t* offsets,
-                              const sample_sort_bucket_info* infos, const sample_sort_group* groups,
-                              sample_sort_plan plan, const unsigned* skip_unless_zero, Compare comp) {
-  if (skip_requested(skip_unless_zero)) return;
-  constexpr bool pairs = sample_sort_has_values<Value>;
-  using storage_type = sample_sort_bucket_storage<Key, Value, Policy>;
-  auto& storage = *reinterpret_cast<storage_type*>(sample_sort_smem);
-  // The block's ranges: [begin, end) from `first`, every `step`-th of `ranges`.
-  int first = 0, ranges = 1, step = 1;
-  std::int64_t begin = 0, end = plan.n;
-  if (infos == nullptr && offsets != nullptr) {  // one level
-    const int bucket = static_cast<int>(blockIdx.x);
-    begin = offsets[plan.counter(bucket, 0)];
-    end = bucket + 1 < plan.buckets ? offsets[plan.counter(bucket + 1, 0)] : plan.n;
-    if (is_equal_bucket(bucket)) {  // in order already
-      for (std::int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-        keys_dst[i] = keys_src[i];
-        if constexpr (pairs) values_dst[i] = values_src[i];
-      }
-      return;
-    }
-  } else if (infos != nullptr) {  // two levels: in place in dst
-    groups += std::int64_t(blockIdx.x) * plan.max_buckets;
-    first = static_cast<int>(blockIdx.y);
-    step = static_cast<int>(gridDim.y);
-    ranges = infos[2 * blockIdx.x].groups;
-  }
-  for (int j = first; j < ranges; j += step) {
-    if (infos != nullptr) {
-      begin = groups[j].begin;
-      end = groups[j].end;
-    }
-    sample_sort_one_bucket<Policy>(storage, keys_src, values_src, keys_dst, values_dst, keys_spare, values_spare,
-                                   begin, end, comp);
   }
 }
 

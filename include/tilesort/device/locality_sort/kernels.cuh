@@ -1,7 +1,7 @@
-// device/early_exit_kernels.cuh — the kernels of the early-exit merge sort
-// after its blocksort (device/early_exit_merge.cuh launches them): the
+// device/locality_sort/kernels.cuh — the kernels of the early-exit merge sort
+// after its blocksort (device/locality_sort/merge.cuh launches them): the
 // passes kernel (one cooperative launch running the phases of
-// device/early_exit_phases.cuh: boundary windows, then per pass jobs and
+// device/locality_sort/phases.cuh: boundary windows, then per pass jobs and
 // merges, then the final copy), the dense passes kernel that runs
 // merge_sort's passes for random keys in a locality sort (pairwise, or
 // k-way in one cooperative launch), and the kernel that writes sort_stats
@@ -12,12 +12,12 @@
 
 #include <cstdint>
 
-#include "../detail/config.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../detail/dependent_launch.cuh"
-#include "early_exit_blocksort.cuh"
-#include "early_exit_phases.cuh"
-#include "sort_stats.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "../../detail/launch.cuh"
+#include "blocksort.cuh"
+#include "phases.cuh"
+#include "../sort_stats.cuh"
 
 namespace tilesort::detail {
 
@@ -36,14 +36,14 @@ namespace tilesort::detail {
 // no partition array. Run by a kernel of its own, launched after the passes
 // kernel (from dense_kernel_min_keys keys on), or by the passes kernel itself.
 template <typename Policy, typename Key, typename Value, typename Compare>
-TILESORT_DEVICE void early_exit_dense_passes(const merge_buffers<Key, Value>& buffers, std::int64_t n, int passes,
-                                             merge_control* control, Compare comp) {
+TILESORT_DEVICE void locality_dense_passes(const merge_buffers<Key, Value>& buffers, std::int64_t n, int passes,
+                                           merge_control* control, Compare comp) {
   constexpr int threads = Policy::merge_threads;
   constexpr int ways = Policy::job_ways;
   constexpr int groups = Policy::job_groups;
   constexpr int m = Policy::merge_tile_items;
-  using storage_type = early_exit_merge_storage<Key, Value, m>;
-  auto& storage = *reinterpret_cast<storage_type*>(early_exit_smem);
+  using storage_type = locality_merge_storage<Key, Value, m>;
+  auto& storage = *reinterpret_cast<storage_type*>(locality_smem);
   __shared__ std::int64_t partitions[groups];
   const int group = static_cast<int>(threadIdx.x) / ways;
   const search_lanes<ways> lanes;
@@ -83,43 +83,43 @@ TILESORT_DEVICE void early_exit_dense_passes(const merge_buffers<Key, Value>& bu
 // its own, so that no merge is inlined twice in one kernel (see
 // merge_sort_merge_kernel).
 template <typename Policy, typename Key, typename Value, typename Compare>
-__device__ __noinline__ void early_exit_dense_passes_call(const merge_buffers<Key, Value>& buffers, std::int64_t n,
-                                                          int passes, merge_control* control, Compare comp) {
-  early_exit_dense_passes<Policy>(buffers, n, passes, control, comp);
+__device__ __noinline__ void locality_dense_passes_call(const merge_buffers<Key, Value>& buffers, std::int64_t n,
+                                                        int passes, merge_control* control, Compare comp) {
+  locality_dense_passes<Policy>(buffers, n, passes, control, comp);
 }
 
 // The dense passes' own kernel: returns at once unless the keys are random.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads, Policy::dense_min_blocks)
-    early_exit_dense_passes_kernel(merge_buffers<Key, Value> buffers, std::int64_t n, int passes,
-                                   merge_control* control, Compare comp) {
+    locality_dense_passes_kernel(merge_buffers<Key, Value> buffers, std::int64_t n, int passes,
+                                 merge_control* control, Compare comp) {
   wait_for_previous_kernel();  // the passes kernel, and through it the blocksort
   if (control->local_tiles != 0) return;
-  early_exit_dense_passes<Policy>(buffers, n, passes, control, comp);
+  locality_dense_passes<Policy>(buffers, n, passes, control, comp);
 }
 
-// The phases of early_exit_dense_kway_kernel, functions of their own so that
+// The phases of locality_dense_kway_kernel, functions of their own so that
 // the pass loop's registers do not add to theirs.
 template <int Ways, typename Key, typename Compare>
-__device__ __noinline__ void early_exit_dense_cuts(const Key* keys, const kway_pass_shape& pass, std::int64_t* cuts,
-                                                   Compare comp) {
+__device__ __noinline__ void locality_dense_cuts(const Key* keys, const kway_pass_shape& pass, std::int64_t* cuts,
+                                                 Compare comp) {
   merge_sort_cut_lanes<Ways>(keys, pass, cuts, comp);
 }
 template <typename Policy, typename Key, typename Value, typename Compare>
-__device__ __noinline__ void early_exit_dense_merges(const Key* keys_src, Key* keys_dst, const Value* values_src,
-                                                     Value* values_dst, const std::int64_t* cuts,
-                                                     const kway_pass_shape& pass, unsigned* tiles_taken,
-                                                     Compare comp) {
+__device__ __noinline__ void locality_dense_merges(const Key* keys_src, Key* keys_dst, const Value* values_src,
+                                                   Value* values_dst, const std::int64_t* cuts,
+                                                   const kway_pass_shape& pass, unsigned* tiles_taken,
+                                                   Compare comp) {
   using storage_type = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
-  auto& storage = *reinterpret_cast<storage_type*>(early_exit_smem);
+  auto& storage = *reinterpret_cast<storage_type*>(locality_smem);
   merge_sort_kway_tiles<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, tiles_taken, comp);
 }
 
 // The shapes of the k-way dense passes, a kernel parameter (read from the
 // constant bank like merge_sort's per-pass shapes, not held in registers).
-struct early_exit_kway_shapes {
+struct locality_kway_shapes {
   int passes = 0;
-  kway_pass_shape pass[sort_stats::max_passes];
+  kway_pass_shape pass[max_merge_passes];
 };
 
 // merge_sort's k-way passes in one cooperative launch of resident blocks
@@ -128,8 +128,8 @@ struct early_exit_kway_shapes {
 // taken in turn (merge_sort_kway_tiles), a grid barrier.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::base::merge_threads, Policy::dense_kway_min_blocks)
-    early_exit_dense_kway_kernel(merge_buffers<Key, Value> buffers, const __grid_constant__ early_exit_kway_shapes shapes,
-                                 std::int64_t* cuts, merge_control* control, Compare comp) {
+    locality_dense_kway_kernel(merge_buffers<Key, Value> buffers, const __grid_constant__ locality_kway_shapes shapes,
+                               std::int64_t* cuts, merge_control* control, Compare comp) {
   using base = typename Policy::base;
   wait_for_previous_kernel();  // the passes kernel, and through it the blocksort
   if (control->local_tiles != 0) return;
@@ -137,10 +137,10 @@ __global__ void __launch_bounds__(Policy::base::merge_threads, Policy::dense_kwa
   std::uint8_t source = blocksort_to_temp(false, shapes.passes) ? in_temp : in_output;
   for (int pass = 0; pass < shapes.passes; ++pass, source ^= 1u) {
     const kway_pass_shape& shape = shapes.pass[pass];
-    early_exit_dense_cuts<base::merge_ways>(buffers.keys(source), shape, cuts, comp);
+    locality_dense_cuts<base::merge_ways>(buffers.keys(source), shape, cuts, comp);
     barrier.sync();
-    early_exit_dense_merges<base>(buffers.keys(source), buffers.keys(source ^ 1u), buffers.values(source),
-                                  buffers.values(source ^ 1u), cuts, shape, &control->kway_tiles_taken[pass], comp);
+    locality_dense_merges<base>(buffers.keys(source), buffers.keys(source ^ 1u), buffers.values(source),
+                                buffers.values(source ^ 1u), cuts, shape, &control->kway_tiles_taken[pass], comp);
     barrier.sync();
   }
 }
@@ -162,18 +162,18 @@ __global__ void __launch_bounds__(Policy::base::merge_threads, Policy::dense_kwa
 // around the calls).
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_blocks)
-    early_exit_passes_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list, std::uint8_t* location_arrays,
-                             std::int64_t array_stride, merge_job* jobs, int passes, dense_passes dense,
-                             merge_control* control, Compare comp) {
+    locality_passes_kernel(merge_buffers<Key, Value> buffers, merge_segment_list list, std::uint8_t* location_arrays,
+                           std::int64_t array_stride, merge_job* jobs, int passes, dense_passes dense,
+                           merge_control* control, Compare comp) {
   allow_next_kernel();         // the dense passes kernel, when it follows, waits for this grid to finish
   wait_for_previous_kernel();  // the blocksort's keys, locations and counters
   if (dense != dense_passes::none && control->local_tiles == 0) {  // random keys in a locality sort
     if (dense == dense_passes::in_passes_kernel)
-      early_exit_dense_passes_call<Policy>(buffers, list.n, passes, control, comp);
+      locality_dense_passes_call<Policy>(buffers, list.n, passes, control, comp);
     return;
   }
   if (control->unfinished_tiles == 0) return;  // sorted input: every tile is final in keys_out
-  using tiling = early_exit_tiling<Policy>;
+  using tiling = locality_tiling<Policy>;
   constexpr int threads = Policy::merge_threads;
   const auto locations_of = [&](int pass) { return location_arrays + (pass & 1) * array_stride; };
   // Merge-tile entries (a segment list's count is on the device).
@@ -182,10 +182,10 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
   const std::int64_t stride = gridDim.x;
 
   for (std::int64_t first = blockIdx.x * std::int64_t(threads); first < list.blocks(); first += stride * threads)
-    early_exit_plan_boundaries<Policy>(first, buffers.keys_out, buffers.keys_temp, list, locations_of(0),
-                                       locations_of(1), jobs, control, comp);
+    locality_plan_boundaries<Policy>(first, buffers.keys_out, buffers.keys_temp, list, locations_of(0),
+                                     locations_of(1), jobs, control, comp);
   barrier.sync();
-  early_exit_merge_jobs<false, Policy>(buffers, jobs, control->boundary.job_count, comp);
+  locality_merge_jobs<false, Policy>(buffers, jobs, control->boundary.job_count, comp);
   barrier.sync();
 
   // Passes run while some boundary is out of order after the windows (none:
@@ -201,35 +201,59 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
     if (pass >= passes || static_cast<unsigned>(pass) >= needed) break;
     const std::int64_t job_blocks = ceil_div(tiles(), std::int64_t(Policy::job_groups - 1));
     for (std::int64_t job_block = blockIdx.x; job_block < job_blocks; job_block += stride)
-      early_exit_plan_jobs<Policy>(job_block, tiles(), pass, buffers.keys_out, buffers.keys_temp, list,
-                                   locations_of(pass), locations_of(pass + 1), jobs, control, comp);
+      locality_plan_jobs<Policy>(job_block, tiles(), pass, buffers.keys_out, buffers.keys_temp, list,
+                                 locations_of(pass), locations_of(pass + 1), jobs, control, comp);
     barrier.sync();
-    early_exit_merge_jobs<true, Policy>(buffers, jobs, control->pass[pass].job_count, comp);
+    locality_merge_jobs<true, Policy>(buffers, jobs, control->pass[pass].job_count, comp);
     barrier.sync();
   }
-  early_exit_final_copy<Policy>(buffers, list, tiles(), locations_of(pass), control);
+  locality_final_copy<Policy>(buffers, list, tiles(), locations_of(pass), control);
 }
 
 // ------------------------------------------------------------------ statistics
+// What the statistics kernel reads: the merge's counters (null: no merge
+// ran), its shape, and the segmented sort's direct sorts, as device
+// counters or, where they are null, numbers known on the host.
+struct locality_stats_inputs {
+  const merge_control* control = nullptr;
+  std::int64_t n = 0;
+  int tile_items = 0;       // keys per merge tile
+  int blocksort_items = 0;  // keys per blocksort tile
+  int passes = 0;           // merge passes launched
+  const unsigned long long* direct_segments = nullptr;
+  const unsigned long long* direct_keys = nullptr;
+  std::int64_t host_direct_segments = 0;
+  std::int64_t host_direct_keys = 0;
+};
+
+// The statistics of n keys with merge tiles of Policy, before any counter.
+template <typename Policy>
+locality_stats_inputs merge_stats_inputs(std::int64_t n) {
+  locality_stats_inputs inputs;
+  inputs.n = n;
+  inputs.tile_items = Policy::merge_tile_items;
+  inputs.blocksort_items = Policy::tile_items;
+  return inputs;
+}
+
 // Writes *stats from the counters (one thread). Segmented sort adds the
 // counts of its direct sorts (device counters, or known on the host).
 // `dense`: the k-way dense passes of a locality sort (merge_passes 0: none),
 // which count when no blocksort tile looked local.
 template <int Unused = 0>
-__global__ void early_exit_stats_kernel(sort_stats* stats, const merge_control* control, std::int64_t n,
-                                        int tile_items, int blocksort_items, int passes,
-                                        const unsigned long long* direct_segments,
-                                        const unsigned long long* direct_keys, std::int64_t host_direct_segments,
-                                        std::int64_t host_direct_keys, kway_merge_sort_plan dense) {
+__global__ void locality_stats_kernel(sort_stats* stats, locality_stats_inputs in, kway_merge_sort_plan dense) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  const merge_control* control = in.control;
+  const std::int64_t n = in.n;
+  const int tile_items = in.tile_items, passes = in.passes;
   sort_stats s{};
   s.n = n;
   s.tile_items = tile_items;
-  s.blocksort_items = blocksort_items;
+  s.blocksort_items = in.blocksort_items;
   s.full_pass_tiles = n > 0 ? (n - 1) / tile_items + 1 : 0;
-  s.direct_segments = direct_segments ? static_cast<std::int64_t>(*direct_segments) : host_direct_segments;
-  s.direct_keys = direct_keys ? static_cast<std::int64_t>(*direct_keys) : host_direct_keys;
-  s.merge_passes = passes < sort_stats::max_passes ? passes : sort_stats::max_passes;
+  s.direct_segments = in.direct_segments ? static_cast<std::int64_t>(*in.direct_segments) : in.host_direct_segments;
+  s.direct_keys = in.direct_keys ? static_cast<std::int64_t>(*in.direct_keys) : in.host_direct_keys;
+  s.merge_passes = passes < max_merge_passes ? passes : max_merge_passes;
   if (control) {
     s.blocksort_tiles = static_cast<std::int64_t>(control->blocksort_tiles);
     s.presorted_tiles = static_cast<std::int64_t>(control->presorted_tiles);
@@ -245,7 +269,7 @@ __global__ void early_exit_stats_kernel(sort_stats* stats, const merge_control* 
     s.final_copy_tiles = static_cast<std::int64_t>(control->final_copy_tiles);
     s.final_copy_keys = static_cast<std::int64_t>(control->final_copy_keys);
     if (dense.merge_passes > 0 && control->local_tiles == 0) {  // merge_sort's k-way passes ran
-      s.merge_passes = dense.merge_passes < sort_stats::max_passes ? dense.merge_passes : sort_stats::max_passes;
+      s.merge_passes = dense.merge_passes < max_merge_passes ? dense.merge_passes : max_merge_passes;
       for (int p = 0; p < s.merge_passes; ++p) {
         const kway_pass_shape shape = dense.pass_shape(p);
         s.pass[p].merge_tiles = (shape.groups - 1) * shape.cuts_per_group + shape.last_group_cuts;
@@ -260,15 +284,10 @@ __global__ void early_exit_stats_kernel(sort_stats* stats, const merge_control* 
 }
 
 // Enqueue the statistics kernel when the caller asked for statistics.
-inline cudaError_t write_sort_stats(sort_stats* stats, const merge_control* control, std::int64_t n, int tile_items,
-                                    int blocksort_items, int passes, const unsigned long long* direct_segments,
-                                    const unsigned long long* direct_keys, std::int64_t host_direct_segments,
-                                    std::int64_t host_direct_keys, cudaStream_t stream,
+inline cudaError_t write_sort_stats(sort_stats* stats, const locality_stats_inputs& inputs, cudaStream_t stream,
                                     const kway_merge_sort_plan& dense = {}) {
   if (stats == nullptr) return cudaSuccess;
-  early_exit_stats_kernel<><<<1, 32, 0, stream>>>(stats, control, n, tile_items, blocksort_items, passes,
-                                                   direct_segments, direct_keys, host_direct_segments,
-                                                   host_direct_keys, dense);
-  return cudaGetLastError();
+  return launch_kernel(locality_stats_kernel<>, 1, 32, 0, stream, false, stats, inputs, dense);
 }
+
 }  // namespace tilesort::detail

@@ -1,4 +1,4 @@
-// device/merge_sort_pairwise.cuh — the pairwise merge passes of the device
+// device/merge_sort/pairwise.cuh — the pairwise merge passes of the device
 // merge sort (device/merge_sort.cuh), used for items under 4 bytes and by the
 // early-exit sort's merges. Pass p merges runs of T << p keys in pairs, in
 // two launches: the partition kernel finds each merge tile's split by a
@@ -15,11 +15,11 @@
 
 #include <cstdint>
 
-#include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
-#include "../detail/merge_path.cuh"
-#include "../detail/merge_sort_plan.cuh"
-#include "merge_sort_blocksort.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/launch.cuh"
+#include "../../detail/merge_path.cuh"
+#include "../../detail/merge_sort_plan.cuh"
+#include "blocksort.cuh"
 
 namespace tilesort::detail {
 
@@ -63,7 +63,7 @@ __global__ void merge_sort_partition_kernel(const Key* keys, std::int64_t n, std
 // with the keys (one DRAM latency per tile instead of two).
 template <typename Key, typename Value, int TileItems>
 struct merge_sort_merge_storage {
-  static constexpr bool pairs = merge_sort_has_values<Value>;
+  static constexpr bool pairs = has_values<Value>;
   // Unpadded A ++ B while merging (serial_merge reads a plain array), then the
   // padded blocked -> striped transpose of the outputs.
   Key keys[transpose_slots<Key>(TileItems)];
@@ -153,7 +153,7 @@ template <bool Full, int Threads, int Items, int TileItems, typename Key, typena
 TILESORT_DEVICE void merge_sort_merge_tile(merge_sort_merge_storage<Key, Value, TileItems>& storage,
                                            const merge_tile_slices& slices, const Key* keys_src, Key* keys_dst,
                                            const Value* values_src, Value* values_dst, Compare comp) {
-  constexpr bool pairs = merge_sort_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   using steps = merge_sort_merge_steps<Threads, Items>;
   const int thread = static_cast<int>(threadIdx.x);
   steps::template load<Full>(storage.keys, slices, keys_src, thread);

@@ -1,5 +1,5 @@
-// device/early_exit_phases.cuh — the phases of the early-exit merge sort's
-// passes kernel (device/early_exit_kernels.cuh), each run by every block of
+// device/locality_sort/phases.cuh — the phases of the early-exit merge sort's
+// passes kernel (device/locality_sort/kernels.cuh), each run by every block of
 // a cooperative grid between grid barriers:
 //   boundaries  one thread per blocksort tile plans the boundary at its
 //               start (detail/merge_jobs.cuh, boundary_group): in order, a
@@ -19,11 +19,12 @@
 
 #include <cstdint>
 
-#include "../detail/config.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../detail/merge_path.cuh"
-#include "early_exit_types.cuh"
-#include "merge_sort_kway.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "../../detail/merge_path.cuh"
+#include "../../warp/warp_atomics.cuh"
+#include "types.cuh"
+#include "../merge_sort/kway.cuh"
 
 namespace tilesort::detail {
 
@@ -37,12 +38,12 @@ namespace tilesort::detail {
 // when the passes find nothing to do. The phase waits on each plan's chain
 // of dependent loads, so spreading the plans over more blocks did not help.
 template <typename Policy, typename Key, typename Compare>
-__device__ __noinline__ void early_exit_plan_boundaries(std::int64_t first, const Key* keys_out, const Key* keys_temp,
+__device__ __noinline__ void locality_plan_boundaries(std::int64_t first, const Key* keys_out, const Key* keys_temp,
                                                 const merge_segment_list& list, const std::uint8_t* locations,
                                                 std::uint8_t* next_locations, merge_job* jobs,
                                                 merge_control* control, Compare comp) {
-  using tiling = early_exit_tiling<Policy>;
-  constexpr auto widths = early_exit_window_widths<Policy>();
+  using tiling = locality_tiling<Policy>;
+  constexpr auto widths = locality_window_widths<Policy>();
   constexpr int k = tiling::merge_tiles_per_block;
   const std::int64_t block = first + threadIdx.x;
   bool window = false, unfixable = false;
@@ -79,14 +80,14 @@ TILESORT_UNROLL
 // same decision (their loads coincide); they differ only in the probes of the
 // merge-path search, and member 0 writes.
 template <typename Policy, typename Key, typename Compare>
-__device__ __noinline__ void early_exit_plan_jobs(std::int64_t job_block, std::int64_t tiles, int pass, const Key* keys_out,
+__device__ __noinline__ void locality_plan_jobs(std::int64_t job_block, std::int64_t tiles, int pass, const Key* keys_out,
                                           const Key* keys_temp, const merge_segment_list& list,
                                           const std::uint8_t* locations, std::uint8_t* next_locations,
                                           merge_job* jobs, merge_control* control, Compare comp) {
-  using tiling = early_exit_tiling<Policy>;
+  using tiling = locality_tiling<Policy>;
   constexpr int ways = Policy::job_ways;
   constexpr int groups = Policy::job_groups;
-  constexpr auto widths = early_exit_window_widths<Policy>();
+  constexpr auto widths = locality_window_widths<Policy>();
   __shared__ std::int64_t partitions[groups];
   const std::int64_t first_entry = job_block * (groups - 1);
   const int group_index = static_cast<int>(threadIdx.x) / ways;
@@ -171,7 +172,7 @@ __device__ __noinline__ void early_exit_plan_jobs(std::int64_t job_block, std::i
   const bool queue_merge = (kind & 1u) != 0, queue_window = (kind & 2u) != 0;
   const merge_job mine = threadIdx.x < groups ? decided_jobs[threadIdx.x] : merge_job{};
   const unsigned next_mix = __reduce_or_sync(0xffffffffu, kind >> 2);
-  if (threadIdx.x == 0 && next_mix != 0 && pass + 1 < sort_stats::max_passes)
+  if (threadIdx.x == 0 && next_mix != 0 && pass + 1 < max_merge_passes)
     atomicOr(&control->pass[pass + 1].location_mix, next_mix);
   merge_pass_control& counters = control->pass[pass];
   const unsigned slot = warp_reserve(&counters.job_count, queue_merge || queue_window);
@@ -184,15 +185,15 @@ __device__ __noinline__ void early_exit_plan_jobs(std::int64_t job_block, std::i
 
 // ------------------------------------------------------------------ merge
 // A merge tile's shared memory and its steps after the load are
-// merge_sort's (device/merge_sort_pairwise.cuh): keys and each output's source index
+// merge_sort's (device/merge_sort/pairwise.cuh): keys and each output's source index
 // through padded slots, values gathered by source in the striped store.
 template <typename Key, typename Value, int TileItems>
-using early_exit_merge_storage = merge_sort_merge_storage<Key, Value, TileItems>;
+using locality_merge_storage = merge_sort_merge_storage<Key, Value, TileItems>;
 
 // The merges here copy a T with cp.async where one copy moves it (4, 8 or
-// 16 bytes, as aligned), as measured (see early_exit_passes_kernel).
+// 16 bytes, as aligned), as measured (see locality_passes_kernel).
 template <typename T>
-inline constexpr bool early_exit_copies_async = copies_to_shared_async<T> && async_copy_chunk<T> == sizeof(T);
+inline constexpr bool locality_copies_async = copies_to_shared_async<T> && async_copy_chunk<T> == sizeof(T);
 
 // Merge job `job`'s A and B into its outputs. Every global read happens
 // before the barrier that precedes the first global write, so the output may
@@ -200,11 +201,11 @@ inline constexpr bool early_exit_copies_async = copies_to_shared_async<T> && asy
 // straight to shared memory (cp.async, for keys and values of 4, 8 or 16
 // bytes), no key staged in registers.
 template <bool Async, bool Full, typename Policy, typename Key, typename Value, typename Storage, typename Compare>
-TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffers<Key, Value>& buffers,
-                                             const merge_job& job, Compare comp) {
+TILESORT_DEVICE void locality_merge_slices(Storage& storage, const merge_buffers<Key, Value>& buffers,
+                                           const merge_job& job, Compare comp) {
   constexpr int threads = Policy::merge_threads;
   constexpr int items = Policy::merge_items;
-  constexpr bool pairs = early_exit_has_values<Value>;
+  constexpr bool pairs = has_values<Value>;
   Key* keys_dst = buffers.keys(job.destination);
   Value* values_dst = buffers.values(job.destination);
   const int count = job.count;
@@ -227,7 +228,7 @@ TILESORT_DEVICE void early_exit_merge_slices(Storage& storage, const merge_buffe
                    {buffer_of(job.a_after) + job.a_begin + thread, a_split, a_count},
                    {buffer_of(job.b_before) + (job.b_begin - a_count) + thread, a_count, b_split},
                    {buffer_of(job.b_after) + (job.b_begin - a_count) + thread, b_split, count}};
-    if constexpr (Async && early_exit_copies_async<T>) {
+    if constexpr (Async && locality_copies_async<T>) {
 TILESORT_UNROLL
       for (int w = 0; w < 4; ++w) {
 TILESORT_UNROLL
@@ -276,20 +277,20 @@ TILESORT_UNROLL
 // keys, nothing else. A merge tile reads its
 // slices from the buffers that hold them and writes the other buffer at its
 // own positions (nothing else reads there in this pass); a window merge
-// rewrites its window in place. Async: see early_exit_merge_slices.
+// rewrites its window in place. Async: see locality_merge_slices.
 template <bool Async, typename Policy, typename Key, typename Value, typename Compare>
-TILESORT_DEVICE void early_exit_merge_jobs(const merge_buffers<Key, Value>& buffers, const merge_job* jobs,
-                                           unsigned queued, Compare comp) {
+TILESORT_DEVICE void locality_merge_jobs(const merge_buffers<Key, Value>& buffers, const merge_job* jobs,
+                                         unsigned queued, Compare comp) {
   static_assert(Policy::merge_tile_items <= 0xffff, "merge_job counts are 16-bit");
-  using storage_type = early_exit_merge_storage<Key, Value, Policy::merge_tile_items>;
-  auto& storage = *reinterpret_cast<storage_type*>(early_exit_smem);
+  using storage_type = locality_merge_storage<Key, Value, Policy::merge_tile_items>;
+  auto& storage = *reinterpret_cast<storage_type*>(locality_smem);
   for (unsigned next = blockIdx.x; next < queued; next += gridDim.x) {
     const merge_job job = jobs[next];
     __syncthreads();  // the previous job's last shared-memory reads are done
     // Bounds-checked path only (see merge_sort_merge_kernel); one merge
     // for tiles and windows alike.
     if (job.a_count <= job.count && job.count <= Policy::merge_tile_items)
-      early_exit_merge_slices<Async, false, Policy>(storage, buffers, job, comp);
+      locality_merge_slices<Async, false, Policy>(storage, buffers, job, comp);
   }
 }
 
@@ -301,10 +302,10 @@ TILESORT_DEVICE void early_exit_merge_jobs(const merge_buffers<Key, Value>& buff
 // copies a tile whole: all its loads, then all its stores (a thread per
 // tile, copying a key per step, was far slower).
 template <typename Policy, typename Key, typename Value>
-__device__ __noinline__ void early_exit_final_copy(const merge_buffers<Key, Value>& buffers, const merge_segment_list& list,
+__device__ __noinline__ void locality_final_copy(const merge_buffers<Key, Value>& buffers, const merge_segment_list& list,
                                            std::int64_t tiles, const std::uint8_t* locations,
                                            merge_control* control) {
-  using tiling = early_exit_tiling<Policy>;
+  using tiling = locality_tiling<Policy>;
   constexpr int threads = Policy::merge_threads;
   constexpr int items = (Policy::merge_tile_items + threads - 1) / threads;
   unsigned long long copied_tiles = 0, copied_keys = 0;
@@ -328,7 +329,7 @@ TILESORT_UNROLL
       }
     };
     copy(buffers.keys_temp, buffers.keys_out);
-    if constexpr (early_exit_has_values<Value>) copy(buffers.values_temp, buffers.values_out);
+    if constexpr (has_values<Value>) copy(buffers.values_temp, buffers.values_out);
     ++copied_tiles;
     copied_keys += static_cast<unsigned long long>(count);
   }

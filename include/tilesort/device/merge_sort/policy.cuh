@@ -1,7 +1,7 @@
-// device/merge_sort_policy.cuh — the tuning of the device merge sort
+// device/merge_sort/policy.cuh — the tuning of the device merge sort
 // (device/merge_sort.cuh): one policy struct per (key size, value size), the
 // smaller shape of one-block sorts, and the dynamic shared memory its kernels
-// share. Every number was chosen on an H100 (sm_90) against CUB in the same
+// share. Every number was chosen for sm_90 against CUB in the same
 // run; the reason for each is given in a line or two below, the measurements
 // behind it are in docs/tuning/merge_sort.md.
 #pragma once
@@ -10,13 +10,13 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../detail/config.cuh"
-#include "../thread/thread_sort.cuh"
+#include "../../detail/config.cuh"
+#include "../../thread/thread_sort.cuh"
 
 namespace tilesort {
 
 /// Tuning of merge_sort_keys / merge_sort_pairs for items of KeyBytes +
-/// ValueBytes bytes (ValueBytes = 0 for keys only), chosen on an H100 (sm_90);
+/// ValueBytes bytes (ValueBytes = 0 for keys only), chosen for sm_90;
 /// the measurements are in docs/tuning/merge_sort.md.
 ///
 /// Blocksort tile T = block_threads x block_items (8192 items under 8
@@ -83,8 +83,9 @@ struct merge_sort_policy {
 
 namespace detail {
 
-template <typename Value>
-inline constexpr bool merge_sort_has_values = !std::is_same_v<Value, no_value>;
+// Threads per block of the partition and cut kernels (a group of
+// partition_ways or merge_ways lanes per search).
+inline constexpr int merge_sort_partition_threads = 256;
 
 // The blocksort shape of small sorts (n <= Policy::small_threads x small_items).
 template <typename Policy>
@@ -96,7 +97,7 @@ struct merge_sort_small_policy {
 };
 
 template <typename Key, typename Value>
-using merge_sort_policy_for = merge_sort_policy<sizeof(Key), merge_sort_has_values<Value> ? sizeof(Value) : 0>;
+using merge_sort_policy_for = merge_sort_policy<sizeof(Key), value_bytes_of<Value>>;
 
 // Both kernels take their shared memory dynamically (the blocksort's can pass
 // 48 KB); one declaration so that every instantiation agrees on it.

@@ -1,5 +1,5 @@
-// device/early_exit_blocksort.cuh — the first launch of the early-exit merge
-// sort (device/early_exit_merge.cuh): one block per blocksort entry (a tile
+// device/locality_sort/blocksort.cuh — the first launch of the early-exit merge
+// sort (device/locality_sort/merge.cuh): one block per blocksort entry (a tile
 // of T keys aligned to its segment's first key) loads its tile with
 // merge_sort's warp transposes, checks whether it is already in order (then
 // it skips the sort and, out of place, warps store their keys at once),
@@ -15,14 +15,14 @@
 
 #include <cstdint>
 
-#include "../block/block_sort.cuh"
-#include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../detail/segment_ranges.cuh"
-#include "../warp/warp_shuffle.cuh"
-#include "early_exit_types.cuh"
-#include "merge_sort_blocksort.cuh"
+#include "../../block/block_sort.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/launch.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "../../detail/segment_ranges.cuh"
+#include "../../warp/warp_shuffle.cuh"
+#include "types.cuh"
+#include "../merge_sort/blocksort.cuh"
 
 namespace tilesort::detail {
 
@@ -31,7 +31,7 @@ namespace tilesort::detail {
 // striped global memory and blocked registers, their shared storage), plus
 // one key per warp for the in-order check.
 template <typename Policy, typename Key, typename Value>
-struct early_exit_blocksort_shared {
+struct locality_blocksort_shared {
   using parts = merge_sort_blocksort_parts<Key, Value, Policy::block_threads, Policy::block_items>;
   using storage = typename parts::storage;
   using transpose = typename parts::transpose;
@@ -46,7 +46,7 @@ struct early_exit_blocksort_shared {
 // What a blocksort tile needs after its sort, kept in shared memory across
 // the sort (block-uniform values; keeping them in registers made the sort
 // spill).
-struct early_exit_tile_state {
+struct locality_tile_state {
   std::int64_t begin;
   int valid;
   int passes;               // flips of the passes random keys run (blocksort_to_temp)
@@ -57,15 +57,15 @@ struct early_exit_tile_state {
 };
 
 template <bool Full, typename Policy, typename Key, typename Value, typename Compare>
-TILESORT_DEVICE void early_exit_blocksort_tile(early_exit_tile_state& state, const Key* keys_in,
-                                               const Value* values_in, const merge_buffers<Key, Value>& buffers,
-                                               merge_control* control, Compare comp) {
-  using shared = early_exit_blocksort_shared<Policy, Key, Value>;
+TILESORT_DEVICE void locality_blocksort_tile(locality_tile_state& state, const Key* keys_in,
+                                             const Value* values_in, const merge_buffers<Key, Value>& buffers,
+                                             merge_control* control, Compare comp) {
+  using shared = locality_blocksort_shared<Policy, Key, Value>;
   using transpose = typename shared::transpose;
   constexpr int items = Policy::block_items;
   constexpr bool pairs = shared::pairs;
-  auto& storage = *reinterpret_cast<typename shared::storage*>(early_exit_smem);
-  Key* warp_last = reinterpret_cast<Key*>(early_exit_smem + shared::last_keys_offset);
+  auto& storage = *reinterpret_cast<typename shared::storage*>(locality_smem);
+  Key* warp_last = reinterpret_cast<Key*>(locality_smem + shared::last_keys_offset);
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp_offset = warp * shared::warp_items;
@@ -159,7 +159,7 @@ TILESORT_UNROLL
   if (store_keys) transpose::template store_striped<Full>(key_region, warp_valid, keys_dst + warp_offset, lane);
   if constexpr (pairs)
     if (store_values) transpose::template store_striped<Full>(value_region, warp_valid, values_dst + warp_offset, lane);
-  if (threadIdx.x < early_exit_tiling<Policy>::merge_tiles_per_block) state.locations[threadIdx.x] = location;
+  if (threadIdx.x < locality_tiling<Policy>::merge_tiles_per_block) state.locations[threadIdx.x] = location;
   if (threadIdx.x == 0) {
     // Final: in order, in keys_out, and after the previous tile's last key.
     // That key is read from the input, where it is still the tile's own when
@@ -180,7 +180,7 @@ TILESORT_UNROLL
 // host: the blocksort's blocks would each repeat their 64-bit divisions
 // before loading their tile (thread 0, the rest of the block waiting), the
 // k-way plan's from 2^24 keys on (docs/tuning/locality_sort.md).
-struct early_exit_list_passes {
+struct locality_list_passes {
   int needed = 0;  // pairwise passes of the whole list (merge_passes_for)
   int random = 0;  // flips of the passes random keys run: merge_sort's k-way ones or those
 };
@@ -190,14 +190,14 @@ struct early_exit_list_passes {
 // that precedes its first write, and no other block touches the tile.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_blocks)
-    early_exit_blocksort_kernel(const Key* keys_in, const Value* values_in, merge_buffers<Key, Value> buffers,
-                                merge_segment_list list, early_exit_list_passes list_passes, std::uint8_t* locations,
-                                merge_control* control, Compare comp) {
+    locality_blocksort_kernel(const Key* keys_in, const Value* values_in, merge_buffers<Key, Value> buffers,
+                              merge_segment_list list, locality_list_passes list_passes, std::uint8_t* locations,
+                              merge_control* control, Compare comp) {
   allow_next_kernel();  // the passes kernel waits for this grid to finish
-  using tiling = early_exit_tiling<Policy>;
-  __shared__ early_exit_tile_state state;
+  using tiling = locality_tiling<Policy>;
+  __shared__ locality_tile_state state;
   const std::int64_t block = blockIdx.x;
-  if (block >= list.blocks() || control->looks_unsorted != 0) return;
+  if (block >= list.blocks() || control->probe.looks_unsorted != 0) return;
   if (threadIdx.x == 0) {
     const merge_segment segment = list.segment_of_block(block);
     state.begin = tiling::block_begin(segment, block);
@@ -215,9 +215,9 @@ __global__ void __launch_bounds__(Policy::block_threads, Policy::block_min_block
   }
   __syncthreads();
   if (state.valid == Policy::tile_items) {
-    early_exit_blocksort_tile<true, Policy>(state, keys_in, values_in, buffers, control, comp);
+    locality_blocksort_tile<true, Policy>(state, keys_in, values_in, buffers, control, comp);
   } else {
-    early_exit_blocksort_tile<false, Policy>(state, keys_in, values_in, buffers, control, comp);
+    locality_blocksort_tile<false, Policy>(state, keys_in, values_in, buffers, control, comp);
   }
 }
 

@@ -1,12 +1,12 @@
-// device/early_exit_policy.cuh — the tuning of the early-exit merge sort
-// (device/early_exit_merge.cuh, run by locality sort and by segmented sort's
+// device/locality_sort/policy.cuh — the tuning of the early-exit merge sort
+// (device/locality_sort/merge.cuh, run by locality sort and by segmented sort's
 // long segments) and the host-side choice of where a locality sort's dense
 // passes run (random keys). Merge tiles, threads and items per thread are
-// merge_sort's (device/merge_sort_policy.cuh); what is added are the
+// merge_sort's (device/merge_sort/policy.cuh); what is added are the
 // blocksort shape, the job phase's search groups, the window half widths,
 // the blocks per SM of its cooperative kernels, the sizes from which random
 // keys take other kernels, and the share of sampled in-order pairs above
-// which a blocksort tile counts as local. Chosen on an H100 (sm_90); the
+// which a blocksort tile counts as local. Chosen for sm_90; the
 // measurements are in docs/tuning/locality_sort.md.
 #pragma once
 
@@ -14,25 +14,25 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../detail/config.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../detail/merge_sort_plan.cuh"
-#include "../thread/thread_sort.cuh"
-#include "merge_sort_policy.cuh"  // merge_sort_policy: the same tiles as the merge sort
+#include "../../detail/config.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "../../detail/merge_sort_plan.cuh"
+#include "../../thread/thread_sort.cuh"
+#include "../merge_sort/policy.cuh"  // merge_sort_policy: the same tiles as the merge sort
 
 namespace tilesort {
 
 /// Tuning of the early-exit merge sort (locality_sort_keys / pairs and the
 /// long segments of segmented_sort_keys / pairs) for items of KeyBytes +
-/// ValueBytes bytes, chosen on an H100 (sm_90); the measurements are in
+/// ValueBytes bytes, chosen for sm_90; the measurements are in
 /// docs/tuning/locality_sort.md.
 ///
 /// @code
-/// using policy = tilesort::early_exit_merge_policy<sizeof(std::uint32_t), 0>;
+/// using policy = tilesort::locality_sort_policy<sizeof(std::uint32_t), 0>;
 /// static_assert(policy::tile_items == 8192 && policy::merge_tile_items == 4096);
 /// @endcode
 template <std::size_t KeyBytes, std::size_t ValueBytes>
-struct early_exit_merge_policy {
+struct locality_sort_policy {
   /// merge_sort's policy for the same items: merge tiles and k-way passes.
   using base = merge_sort_policy<KeyBytes, ValueBytes>;
   /// Blocksort 512 x merge_sort's items per thread (T = 8192 also for items
@@ -44,7 +44,7 @@ struct early_exit_merge_policy {
   /// the case this sort is for, slower.
   static constexpr int block_min_blocks = 1;
   static constexpr int tile_items = block_threads * block_items;  ///< T, the blocksort tile
-  /// The same tile as 1024 x half the items (early_exit_wide_blocksort, no
+  /// The same tile as 1024 x half the items (locality_wide_blocksort, no
   /// spill), for 4-byte keys with at most 4-byte values: faster on nearly
   /// sorted input. Not where merge_sort's k-way passes may follow (a
   /// locality sort from dense_kway_min_keys on), where it slowed random keys.
@@ -104,26 +104,32 @@ struct early_exit_merge_policy {
   static_assert(merge_threads % 32 == 0 && 32 % job_ways == 0, "search groups tile whole warps");
 };
 
+/// The former name of locality_sort_policy (the early-exit merge sort's
+/// tuning), kept so that code naming it compiles unchanged.
+///
+/// @code
+/// static_assert(tilesort::early_exit_merge_policy<4, 0>::tile_items == tilesort::locality_sort_policy<4, 0>::tile_items);
+/// @endcode
+template <std::size_t KeyBytes, std::size_t ValueBytes>
+using early_exit_merge_policy = locality_sort_policy<KeyBytes, ValueBytes>;
+
 namespace detail {
 
-// The early-exit blocksort's wide shape (early_exit_merge_policy::wide_blocksort).
+// The early-exit blocksort's wide shape (locality_sort_policy::wide_blocksort).
 template <typename Policy>
-struct early_exit_wide_blocksort : Policy {
+struct locality_wide_blocksort : Policy {
   static constexpr int block_threads = 2 * Policy::block_threads;
   static constexpr int block_items = Policy::block_items / 2;
   static_assert(block_threads * block_items == Policy::tile_items, "the same tile");
 };
 
-extern __shared__ __align__(16) unsigned char early_exit_smem[];
-
-template <typename Value>
-inline constexpr bool early_exit_has_values = !std::is_same_v<Value, no_value>;
+extern __shared__ __align__(16) unsigned char locality_smem[];
 
 template <typename Key, typename Value>
-using early_exit_policy_for = early_exit_merge_policy<sizeof(Key), early_exit_has_values<Value> ? sizeof(Value) : 0>;
+using locality_policy_for = locality_sort_policy<sizeof(Key), value_bytes_of<Value>>;
 
 template <typename Policy>
-using early_exit_tiling = merge_tiling<Policy::tile_items, Policy::merge_tile_items>;
+using locality_tiling = merge_tiling<Policy::tile_items, Policy::merge_tile_items>;
 
 // Where the dense passes (random keys in a locality sort) run: nowhere
 // (segmented sort), in the passes kernel, in a pairwise kernel of their own
@@ -132,7 +138,7 @@ using early_exit_tiling = merge_tiling<Policy::tile_items, Policy::merge_tile_it
 enum class dense_passes : int { none, in_passes_kernel, own_kernel, kway_kernel, kway_kernels };
 
 template <typename Policy>
-TILESORT_HD constexpr dense_passes early_exit_dense_choice(bool one_segment, std::int64_t n) {
+TILESORT_HD constexpr dense_passes locality_dense_choice(bool one_segment, std::int64_t n) {
   if (!one_segment) return dense_passes::none;
   if (n < Policy::dense_kernel_min_keys) return dense_passes::in_passes_kernel;
   if (Policy::base::merge_ways == 2) return dense_passes::own_kernel;
@@ -147,11 +153,11 @@ TILESORT_HD constexpr bool takes_kway_passes(dense_passes dense) {
 // Whether random keys in a locality sort of n keys take merge_sort's k-way
 // passes, and their passes from this policy's tiles.
 template <typename Policy>
-TILESORT_HD constexpr bool early_exit_dense_kway(std::int64_t n) {
-  return takes_kway_passes(early_exit_dense_choice<Policy>(true, n));
+TILESORT_HD constexpr bool locality_dense_kway(std::int64_t n) {
+  return takes_kway_passes(locality_dense_choice<Policy>(true, n));
 }
 template <typename Policy>
-TILESORT_HD constexpr kway_merge_sort_plan early_exit_dense_plan(std::int64_t n) {
+TILESORT_HD constexpr kway_merge_sort_plan locality_dense_plan(std::int64_t n) {
   using base = typename Policy::base;
   return make_kway_merge_sort_plan(n, Policy::tile_items, base::merge_ways, base::cut_stride, base::cut_samples);
 }

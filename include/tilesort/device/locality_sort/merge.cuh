@@ -1,13 +1,14 @@
-// device/early_exit_merge.cuh — the merge sort with early exit that locality
+// device/locality_sort/merge.cuh — the merge sort with early exit that locality
 // sort runs on the whole array and segmented sort runs on its long segments
 // (each sorted on its own, tiles aligned to its first key). The decisions are
 // detail/merge_jobs.cuh (host-tested); this file holds the temp layout and
 // the launch sequence, the pieces are beside it:
-//   early_exit_policy.cuh     tuning, and where random keys' passes run
-//   early_exit_types.cuh      buffers, segment list, jobs, counters
-//   early_exit_blocksort.cuh  1. the blocksort kernel
-//   early_exit_phases.cuh     the passes kernel's phases
-//   early_exit_kernels.cuh    2. the passes kernel, 3. the dense passes, stats
+//   policy.cuh     tuning, and where random keys' passes run
+//   types.cuh      buffers, segment list, jobs (the counters are
+//                  detail/control.cuh's merge_control)
+//   blocksort.cuh  1. the blocksort kernel
+//   phases.cuh     the passes kernel's phases
+//   kernels.cuh    2. the passes kernel, 3. the dense passes, stats
 // Tuning history: docs/tuning/locality_sort.md.
 //
 // Launches (P = merge passes, bounded on the host by the longest possible
@@ -63,27 +64,27 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../block/block_sort.cuh"
-#include "../comparators.cuh"
-#include "../detail/config.cuh"
-#include "../detail/dependent_launch.cuh"
-#include "../detail/error.cuh"
-#include "../detail/merge_jobs.cuh"
-#include "../detail/merge_path.cuh"
-#include "../detail/segment_ranges.cuh"
-#include "../thread/thread_sort.cuh"
-#include "../warp/warp_shuffle.cuh"
-#include "../detail/merge_sort_plan.cuh"
-#include "merge_sort.cuh"  // merge_sort_allow_smem, launch_kway_pass
-#include "sort_stats.cuh"
-#include "early_exit_kernels.cuh"
-#include "early_exit_policy.cuh"
+#include "../../block/block_sort.cuh"
+#include "../../comparators.cuh"
+#include "../../detail/config.cuh"
+#include "../../detail/launch.cuh"
+#include "../../detail/error.cuh"
+#include "../../detail/merge_jobs.cuh"
+#include "../../detail/merge_path.cuh"
+#include "../../detail/segment_ranges.cuh"
+#include "../../thread/thread_sort.cuh"
+#include "../../warp/warp_shuffle.cuh"
+#include "../../detail/merge_sort_plan.cuh"
+#include "../merge_sort/kway.cuh"
+#include "../sort_stats.cuh"
+#include "kernels.cuh"
+#include "policy.cuh"
 
 namespace tilesort::detail {
 
 // ------------------------------------------------------------------ host side
 // Temp storage of the passes for `blocks` blocksort entries at most.
-struct early_exit_layout {
+struct locality_layout {
   std::int64_t blocks = 0;        // bound on blocksort entries
   std::int64_t tiles = 0;         // merge-tile entries: k x blocks
   std::size_t keys_offset = 0;    // n keys (the temp buffer)
@@ -96,11 +97,11 @@ struct early_exit_layout {
 // returns the offset past them.
 // `cut_bytes`: the k-way dense passes' cuts, kept where the jobs would be.
 template <typename Policy>
-std::size_t plan_early_exit_layout(early_exit_layout& layout, std::size_t offset, std::int64_t n,
-                                   std::int64_t blocks, std::size_t key_bytes, std::size_t value_bytes,
-                                   std::size_t cut_bytes = 0) {
+std::size_t plan_locality_layout(locality_layout& layout, std::size_t offset, std::int64_t n,
+                                 std::int64_t blocks, std::size_t key_bytes, std::size_t value_bytes,
+                                 std::size_t cut_bytes = 0) {
   layout.blocks = blocks;
-  layout.tiles = blocks * early_exit_tiling<Policy>::merge_tiles_per_block;
+  layout.tiles = blocks * locality_tiling<Policy>::merge_tiles_per_block;
   auto take = [&](std::size_t bytes) {
     const std::size_t at = offset;
     offset = align_temp(offset + bytes);
@@ -114,53 +115,6 @@ std::size_t plan_early_exit_layout(early_exit_layout& layout, std::size_t offset
   return offset;
 }
 
-inline cudaError_t device_sm_count(int& sms) {
-  int device = 0;
-  TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
-  return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-}
-
-// Blocks of `kernel` (threads, shared bytes) one SM can hold, at most `cap`
-// (the occupancy query is legal while the caller captures a graph).
-template <typename Kernel>
-cudaError_t resident_blocks_per_sm(Kernel* kernel, int threads, std::size_t shared, int cap, int& blocks) {
-  const cudaError_t error = in_relaxed_capture_mode(
-      [&] { return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, shared); });
-  if (blocks > cap) blocks = cap;
-  return error;
-}
-
-// The grid of a cooperative launch of `kernel` (threads, shared bytes), or
-// of a persistent one: every block it can keep resident, at most `cap` per
-// SM and `limit` in all. Allows the kernel its shared memory first.
-template <typename Kernel>
-cudaError_t cooperative_grid(Kernel* kernel, int threads, std::size_t shared, int cap, std::int64_t limit,
-                             unsigned& grid) {
-  TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared));
-  int sms = 0, per_sm = 0;
-  TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
-  TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(kernel, threads, shared, cap, per_sm));
-  if (per_sm < 1) return cudaErrorInvalidConfiguration;
-  grid = static_cast<unsigned>(std::min<std::int64_t>(std::int64_t(sms) * per_sm, limit));
-  return cudaSuccess;
-}
-
-// The grids of k-way passes that may be skipped (launch_kway_pass's `most`):
-// the resident blocks of the cut kernel and of the persistent merge kernel,
-// whose shared memory this also allows.
-template <typename Policy, typename Key, typename Value, typename Compare>
-cudaError_t resident_kway_grids(kway_pass_grids& grids) {
-  using storage = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
-  static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-  unsigned cut_blocks = 0, merge_blocks = 0;
-  TILESORT_RETURN_IF_ERROR(cooperative_grid(merge_sort_cut_kernel<Policy::merge_ways, Key, Compare>,
-                                            merge_sort_partition_threads, 0, INT_MAX, INT_MAX, cut_blocks));
-  TILESORT_RETURN_IF_ERROR(cooperative_grid(merge_sort_kway_kernel<Policy, true, Key, Value, Compare>,
-                                            Policy::merge_threads, sizeof(storage), INT_MAX, INT_MAX, merge_blocks));
-  grids = kway_pass_grids{cut_blocks, merge_blocks};
-  return cudaSuccess;
-}
-
 // Random keys in a locality sort of dense_kway_min_keys keys or more:
 // merge_sort's k-way passes, launched after the passes kernel, each kernel
 // returning at once unless no blocksort tile looked local; the merge kernels
@@ -169,9 +123,9 @@ cudaError_t resident_kway_grids(kway_pass_grids& grids) {
 // waves. Their cuts lie where the jobs would (no job is queued when they
 // run).
 template <typename Policy, typename Key, typename Value, typename Compare>
-cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffers, const kway_merge_sort_plan& plan,
-                                         merge_job* jobs, merge_control* control, bool dependent, Compare comp,
-                                         cudaStream_t stream) {
+cudaError_t launch_locality_dense_kway(const merge_buffers<Key, Value>& buffers, const kway_merge_sort_plan& plan,
+                                       merge_job* jobs, merge_control* control, bool dependent, Compare comp,
+                                       cudaStream_t stream) {
   using base = typename Policy::base;
   kway_pass_grids grids;
   TILESORT_RETURN_IF_ERROR((resident_kway_grids<base, Key, Value, Compare>(grids)));
@@ -184,20 +138,20 @@ cudaError_t launch_early_exit_dense_kway(const merge_buffers<Key, Value>& buffer
   return cudaSuccess;
 }
 
-// The same passes in one cooperative launch (early_exit_dense_kway_kernel),
+// The same passes in one cooperative launch (locality_dense_kway_kernel),
 // below dense_kway_min_keys.
 template <typename Policy, typename Key, typename Value, typename Compare>
-cudaError_t launch_early_exit_dense_kway_kernel(const merge_buffers<Key, Value>& buffers,
-                                                const kway_merge_sort_plan& plan, merge_job* jobs,
-                                                merge_control* control, bool dependent, Compare comp,
-                                                cudaStream_t stream) {
+cudaError_t launch_locality_dense_kway_kernel(const merge_buffers<Key, Value>& buffers,
+                                              const kway_merge_sort_plan& plan, merge_job* jobs,
+                                              merge_control* control, bool dependent, Compare comp,
+                                              cudaStream_t stream) {
   using base = typename Policy::base;
   using storage = merge_sort_kway_storage<Key, Value, base::merge_tile_items>;
   static_assert(alignof(storage) <= 16, "dynamic shared memory is 16-byte aligned");
-  early_exit_kway_shapes shapes;
+  locality_kway_shapes shapes;
   shapes.passes = plan.merge_passes;
   for (int p = 0; p < plan.merge_passes; ++p) shapes.pass[p] = plan.pass_shape(p);
-  auto* kernel = early_exit_dense_kway_kernel<Policy, Key, Value, Compare>;
+  auto* kernel = locality_dense_kway_kernel<Policy, Key, Value, Compare>;
   if constexpr (Policy::merge_prefers_shared)  // as the passes kernel before it
     TILESORT_RETURN_IF_ERROR(
         set_kernel_attribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
@@ -214,52 +168,51 @@ cudaError_t launch_early_exit_dense_kway_kernel(const merge_buffers<Key, Value>&
 // segment takes no dense passes either (the front door probed its keys), and
 // their kernels are not compiled.
 template <typename Policy, bool DensePasses = true, typename Key, typename Value, typename Compare>
-cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, const merge_buffers<Key, Value>& buffers,
-                                    const merge_segment_list& list, const early_exit_layout& layout, void* temp,
-                                    int passes, merge_control* control, Compare comp, cudaStream_t stream) {
+cudaError_t launch_locality_merge(const Key* keys_in, const Value* values_in, const merge_buffers<Key, Value>& buffers,
+                                  const merge_segment_list& list, const locality_layout& layout, void* temp,
+                                  int passes, merge_control* control, Compare comp, cudaStream_t stream) {
   if (layout.blocks <= 0) return cudaSuccess;
-  if (passes > sort_stats::max_passes || layout.blocks > INT_MAX) return cudaErrorInvalidValue;
+  if (passes > max_merge_passes || layout.blocks > INT_MAX) return cudaErrorInvalidValue;
   char* base = static_cast<char*>(temp);
   std::uint8_t* locations = reinterpret_cast<std::uint8_t*>(base + layout.locations_offset);
   merge_job* jobs = reinterpret_cast<merge_job*>(base + layout.jobs_offset);
   // One segment (locality sort): the dense passes, for random keys.
   static_assert(Policy::dense_kernel_min_keys <= Policy::dense_kway_min_keys, "the k-way passes follow the own kernel");
-  const dense_passes dense = early_exit_dense_choice<Policy>(DensePasses && list.segments == nullptr, list.n);
+  const dense_passes dense = locality_dense_choice<Policy>(DensePasses && list.segments == nullptr, list.n);
 
   // The k-way dense passes' plan (merge_passes 0: not these), worked out once.
   const kway_merge_sort_plan kway =
-      takes_kway_passes(dense) ? early_exit_dense_plan<Policy>(list.n) : kway_merge_sort_plan{};
-  if (kway.merge_passes > sort_stats::max_passes) return cudaErrorInvalidValue;
+      takes_kway_passes(dense) ? locality_dense_plan<Policy>(list.n) : kway_merge_sort_plan{};
+  if (kway.merge_passes > max_merge_passes) return cudaErrorInvalidValue;
   // A locality sort's passes (`passes` is merge_passes_for(n) there).
-  const early_exit_list_passes list_passes{passes, takes_kway_passes(dense) ? kway.merge_passes : passes};
+  const locality_list_passes list_passes{passes, takes_kway_passes(dense) ? kway.merge_passes : passes};
 
   const auto blocksort = [&](auto shape) {
     using blocksort_policy = decltype(shape);
-    using shared = early_exit_blocksort_shared<blocksort_policy, Key, Value>;
-    auto* kernel = early_exit_blocksort_kernel<blocksort_policy, Key, Value, Compare>;
-    TILESORT_RETURN_IF_ERROR(merge_sort_allow_smem(kernel, shared::bytes));
-    kernel<<<static_cast<unsigned>(layout.blocks), blocksort_policy::block_threads, shared::bytes, stream>>>(
-        keys_in, values_in, buffers, list, list_passes, locations, control, comp);
-    return cudaGetLastError();
+    using shared = locality_blocksort_shared<blocksort_policy, Key, Value>;
+    auto* kernel = locality_blocksort_kernel<blocksort_policy, Key, Value, Compare>;
+    TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(kernel, shared::bytes));
+    return launch_kernel(kernel, static_cast<unsigned>(layout.blocks), blocksort_policy::block_threads, shared::bytes,
+                         stream, false, keys_in, values_in, buffers, list, list_passes, locations, control, comp);
   };
   if constexpr (Policy::wide_blocksort) {  // not where merge_sort's k-way passes may follow
     TILESORT_RETURN_IF_ERROR(dense == dense_passes::kway_kernels ? blocksort(Policy{})
-                                                                 : blocksort(early_exit_wide_blocksort<Policy>{}));
+                                                                 : blocksort(locality_wide_blocksort<Policy>{}));
   } else {
     TILESORT_RETURN_IF_ERROR(blocksort(Policy{}));
   }
   if (passes == 0) return cudaSuccess;  // every tile was written to keys_out
 
-  using storage_type = early_exit_merge_storage<Key, Value, Policy::merge_tile_items>;
+  using storage_type = locality_merge_storage<Key, Value, Policy::merge_tile_items>;
   static_assert(alignof(storage_type) <= 16, "dynamic shared memory is 16-byte aligned");
-  auto* kernel = early_exit_passes_kernel<Policy, Key, Value, Compare>;
+  auto* kernel = locality_passes_kernel<Policy, Key, Value, Compare>;
   if constexpr (Policy::merge_prefers_shared)
     TILESORT_RETURN_IF_ERROR(
         set_kernel_attribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
   unsigned grid = 0;
   TILESORT_RETURN_IF_ERROR(cooperative_grid(kernel, Policy::merge_threads, sizeof(storage_type),
                                             Policy::merge_min_blocks, layout.tiles, grid));
-  // A dependent of the blocksort (detail/dependent_launch.cuh): its blocks
+  // A dependent of the blocksort (detail/launch.cuh): its blocks
   // become resident while the blocksort's last wave runs.
   bool dependent = false;
   TILESORT_RETURN_IF_ERROR(dependent_launch_supported(dependent));
@@ -270,12 +223,12 @@ cudaError_t launch_early_exit_merge(const Key* keys_in, const Value* values_in, 
     return cudaSuccess;
   } else if constexpr (Policy::base::merge_ways > 2) {
     if (dense == dense_passes::kway_kernels)
-      return launch_early_exit_dense_kway<Policy>(buffers, kway, jobs, control, dependent, comp, stream);
+      return launch_locality_dense_kway<Policy>(buffers, kway, jobs, control, dependent, comp, stream);
     if (dense == dense_passes::kway_kernel)
-      return launch_early_exit_dense_kway_kernel<Policy>(buffers, kway, jobs, control, dependent, comp, stream);
+      return launch_locality_dense_kway_kernel<Policy>(buffers, kway, jobs, control, dependent, comp, stream);
   } else {  // merge_ways == 2: the only items that take the own kernel
     if (dense != dense_passes::own_kernel) return cudaSuccess;
-    auto* dense_kernel = early_exit_dense_passes_kernel<Policy, Key, Value, Compare>;
+    auto* dense_kernel = locality_dense_passes_kernel<Policy, Key, Value, Compare>;
     TILESORT_RETURN_IF_ERROR(cooperative_grid(dense_kernel, Policy::merge_threads, sizeof(storage_type),
                                               Policy::dense_min_blocks,
                                               ceil_div(list.n, std::int64_t(Policy::merge_tile_items)), grid));

@@ -1,5 +1,8 @@
-// detail/dependent_launch.cuh — programmatic dependent launch (sm_90 and
-// later) for the chains of kernels a device sort puts on one stream.
+// detail/launch.cuh — how every device sort launches its kernels: one
+// capture-safe launcher (launch_kernel, with its cluster and cooperative
+// forms), the one way to let a kernel use more than 48 KB of dynamic shared
+// memory (allow_dynamic_shared_memory), and programmatic dependent launch
+// (sm_90 and later) for the chains of kernels a sort puts on one stream.
 //
 // A kernel launched as a dependent may start its blocks before the previous
 // kernel on the stream has finished: once every block of that kernel has
@@ -8,11 +11,21 @@
 // wrote; that wait returns when the previous kernel has completed and its
 // writes are visible. The launch latency and the new grid's ramp-up then
 // overlap the previous grid's last wave instead of following it (a merge
-// sort of 2^24 keys is a chain of 23 kernels).
+// sort of 2^24 keys is a chain of 23 kernels). The merge, locality, sample
+// and bitonic sorts launch their first kernel plainly and, where
+// dependent_launch_supported says so, the kernels after it as dependents
+// (begin_dependent_kernel is the start of such a kernel); the segmented
+// sort's own kernels and the statistics kernels are plain launches.
 //
 // Both device calls compile to nothing before sm_90, and the wait returns at
 // once in a kernel that was launched normally; launch_kernel() asks for the
-// dependent launch only on devices of compute capability 9.0 and later.
+// dependent launch only when told to. Kernel attributes are set in relaxed
+// capture mode, so every call here is legal while the caller captures a
+// CUDA graph.
+//
+//   TILESORT_RETURN_IF_ERROR(detail::allow_dynamic_shared_memory(kernel, shared_bytes));
+//   TILESORT_RETURN_IF_ERROR(detail::launch_kernel(kernel, blocks, threads, shared_bytes, stream,
+//                                                  /*dependent=*/true, keys, n, comp));
 //
 // Also here: launches with clusters, and cooperative launches with the grid
 // barrier their kernels may use.
@@ -22,8 +35,14 @@
 
 #include <cuda/atomic>
 
-#include <cstddef>
+#include <atomic>
+#include <climits>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "capture_mode.cuh"
 #include "config.cuh"
 #include "error.cuh"
 
@@ -50,6 +69,15 @@ TILESORT_DEVICE bool skip_requested(const unsigned* skip_unless_zero) {
   return skip_unless_zero != nullptr && *skip_unless_zero != 0;
 }
 
+// The start of a kernel in a sort's chain of dependent launches: lets the
+// next kernel launch, waits for the previous one's output, and says whether
+// to run (false: skip_unless_zero asks this kernel to return at once).
+TILESORT_DEVICE bool begin_dependent_kernel(const unsigned* skip_unless_zero) {
+  allow_next_kernel();
+  wait_for_previous_kernel();
+  return !skip_requested(skip_unless_zero);
+}
+
 // True when the current device can launch dependents (compute capability >= 9.0).
 inline cudaError_t dependent_launch_supported(bool& supported) {
   int device = 0, major = 0;
@@ -59,14 +87,29 @@ inline cudaError_t dependent_launch_supported(bool& supported) {
   return cudaSuccess;
 }
 
+// cudaFuncSetAttribute, legal while the caller captures a graph.
+template <typename Kernel>
+cudaError_t set_kernel_attribute(Kernel* kernel, cudaFuncAttribute attribute, int value) {
+  return in_relaxed_capture_mode([&] { return cudaFuncSetAttribute(kernel, attribute, value); });
+}
+
+// A kernel that takes more than 48 KB of dynamic shared memory must be
+// allowed it before its launch (per kernel and device); below that, nothing
+// to do. Capture-safe.
+template <typename Kernel>
+cudaError_t allow_dynamic_shared_memory(Kernel* kernel, std::size_t bytes) {
+  if (bytes <= 48 * 1024) return cudaSuccess;
+  return set_kernel_attribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+}
+
 // cudaLaunchKernelEx with the given launch attributes; returns the launch's
 // error and, like cudaGetLastError after a <<<>>> launch, leaves none behind.
 template <typename... Params, typename... Args>
-cudaError_t launch_with_attributes(void (*kernel)(Params...), unsigned grid, unsigned threads, std::size_t shared,
+cudaError_t launch_with_attributes(void (*kernel)(Params...), dim3 grid, unsigned threads, std::size_t shared,
                                    cudaStream_t stream, cudaLaunchAttribute* attributes, unsigned count,
                                    Args... args) {
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(grid);
+  config.gridDim = grid;
   config.blockDim = dim3(threads);
   config.dynamicSmemBytes = shared;
   config.stream = stream;
@@ -78,14 +121,21 @@ cudaError_t launch_with_attributes(void (*kernel)(Params...), unsigned grid, uns
 }
 
 // kernel<<<grid, threads, shared, stream>>>(args...), as a dependent of the
-// previous kernel on the stream when `dependent`.
+// previous kernel on the stream when `dependent`. (More than 48 KB of
+// `shared`: allow_dynamic_shared_memory first.)
 template <typename... Params, typename... Args>
-cudaError_t launch_kernel(void (*kernel)(Params...), unsigned grid, unsigned threads, std::size_t shared,
+cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, unsigned threads, std::size_t shared,
                           cudaStream_t stream, bool dependent, Args... args) {
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
   return launch_with_attributes(kernel, grid, threads, shared, stream, &attribute, dependent ? 1 : 0, args...);
+}
+// A one-dimensional grid of `grid` blocks.
+template <typename... Params, typename... Args>
+cudaError_t launch_kernel(void (*kernel)(Params...), unsigned grid, unsigned threads, std::size_t shared,
+                          cudaStream_t stream, bool dependent, Args... args) {
+  return launch_kernel(kernel, dim3(grid), threads, shared, stream, dependent, args...);
 }
 
 // kernel<<<grid, threads, shared, stream>>>(args...) in thread block clusters
@@ -104,7 +154,7 @@ cudaError_t launch_cluster_kernel(void (*kernel)(Params...), unsigned grid, unsi
   attributes[0].val.clusterDim.z = 1;
   attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attributes[1].val.programmaticStreamSerializationAllowed = 1;
-  return launch_with_attributes(kernel, grid, threads, shared, stream, attributes, dependent ? 2 : 1, args...);
+  return launch_with_attributes(kernel, dim3(grid), threads, shared, stream, attributes, dependent ? 2 : 1, args...);
 }
 
 // kernel<<<grid, threads, shared, stream>>>(args...) as a cooperative launch:
@@ -119,7 +169,53 @@ cudaError_t launch_cooperative_kernel(void (*kernel)(Params...), unsigned grid, 
   attributes[0].val.cooperative = 1;
   attributes[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attributes[1].val.programmaticStreamSerializationAllowed = 1;
-  return launch_with_attributes(kernel, grid, threads, shared, stream, attributes, dependent ? 2 : 1, args...);
+  return launch_with_attributes(kernel, dim3(grid), threads, shared, stream, attributes, dependent ? 2 : 1, args...);
+}
+
+inline cudaError_t device_sm_count(int& sms) {
+  int device = 0;
+  TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
+  return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+}
+
+// Blocks of `kernel` (threads, shared bytes) one SM can hold, at most `cap`
+// (the occupancy query is legal while the caller captures a graph).
+template <typename Kernel>
+cudaError_t resident_blocks_per_sm(Kernel* kernel, int threads, std::size_t shared, int cap, int& blocks) {
+  const cudaError_t error = in_relaxed_capture_mode(
+      [&] { return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, shared); });
+  if (blocks > cap) blocks = cap;
+  return error;
+}
+
+// The grid of a cooperative launch of `kernel` (threads, shared bytes), or
+// of a persistent one: every block it can keep resident, at most `cap` per
+// SM and `limit` in all. Allows the kernel its shared memory first.
+template <typename Kernel>
+cudaError_t cooperative_grid(Kernel* kernel, int threads, std::size_t shared, int cap, std::int64_t limit,
+                             unsigned& grid) {
+  TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(kernel, shared));
+  int sms = 0, per_sm = 0;
+  TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
+  TILESORT_RETURN_IF_ERROR(resident_blocks_per_sm(kernel, threads, shared, cap, per_sm));
+  if (per_sm < 1) return cudaErrorInvalidConfiguration;
+  grid = static_cast<unsigned>(std::min<std::int64_t>(std::int64_t(sms) * per_sm, limit));
+  return cudaSuccess;
+}
+
+// cooperative_grid for a kernel launched again and again with one shape
+// (no limit): computed once per device and remembered, since the
+// attribute and the occupancy query cost host time on every call.
+template <auto Kernel>
+cudaError_t remembered_grid(int threads, std::size_t shared, unsigned& grid) {
+  constexpr int max_devices = 64;
+  static std::atomic<unsigned> known[max_devices] = {};
+  int device = 0;
+  TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
+  if (device < max_devices && (grid = known[device].load(std::memory_order_relaxed)) > 0) return cudaSuccess;
+  TILESORT_RETURN_IF_ERROR(cooperative_grid(Kernel, threads, shared, INT_MAX, INT64_MAX, grid));
+  if (device < max_devices) known[device].store(grid, std::memory_order_relaxed);
+  return cudaSuccess;
 }
 
 // A barrier across all blocks of a cooperative grid: no block leaves its
