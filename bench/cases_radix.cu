@@ -9,7 +9,6 @@
 // is an LSD radix sort's traffic with every 8-bit digit: one read of the
 // keys for the histogram, then a read and a write of every item per digit.
 #include <cstdio>
-#include <cstdlib>
 
 #include <tilesort/comparators.cuh>
 #include <tilesort/device/radix_sort.cuh>
@@ -33,50 +32,6 @@ std::string temp_note(std::size_t bytes) {
   char b[48];
   std::snprintf(b, sizeof b, "temp %.2f MB", double(bytes) / 1e6);
   return b;
-}
-
-// Tuning experiments (TILESORT_BENCH_RADIX_VARIANTS=1): other tile shapes
-// for the same call, timed beside the policy's.
-template <typename Base, int Threads, int Items, int Blocks>
-struct variant_policy : Base {
-  static constexpr int threads = Threads;
-  static constexpr int items = Items;
-  static constexpr int tile_items = Threads * Items;
-  static constexpr int blocks_per_sm = Blocks;
-};
-
-template <typename Policy, typename K, typename V>
-void measure_variant(harness& h, device_data<K, V>& data, std::int64_t n) {
-  using namespace tilesort::detail;
-  using value = std::conditional_t<std::is_void_v<V>, no_value, V>;
-  const tilesort::less order;
-  char name[96];
-  std::snprintf(name, sizeof name, "variant %dx%d, %d/SM", Policy::threads, Policy::items, Policy::blocks_per_sm);
-  measure_two_phase(h, data_row(h, data, order, name, "variant", false),
-                    [&](void* temp, std::size_t& bytes, cudaStream_t s) {
-                      return radix_sort_two_phase<Policy, K, value, value>(temp, bytes, data.keys.get(),
-                                                                           data.out_keys.get(), data.values.get(),
-                                                                           data.out_values.get(), n, order, s);
-                    });
-}
-
-template <typename K, typename V>
-void measure_variants(harness& h, device_data<K, V>& data, std::int64_t n) {
-  const char* on = std::getenv("TILESORT_BENCH_RADIX_VARIANTS");
-  if (on == nullptr || on[0] != '1') return;
-  using base = tilesort::detail::radix_policy_for<K, std::conditional_t<std::is_void_v<V>, tilesort::detail::no_value, V>>;
-  if constexpr (sizeof(K) == 4 && std::is_void_v<V>) {
-    measure_variant<variant_policy<base, 384, 15, 2>>(h, data, n);
-    measure_variant<variant_policy<base, 384, 24, 1>>(h, data, n);
-    measure_variant<variant_policy<base, 256, 20, 3>>(h, data, n);
-    measure_variant<variant_policy<base, 512, 16, 1>>(h, data, n);
-  } else if constexpr (sizeof(K) == 8 && std::is_void_v<V>) {
-    measure_variant<variant_policy<base, 384, 16, 1>>(h, data, n);
-    measure_variant<variant_policy<base, 256, 20, 2>>(h, data, n);
-  } else if constexpr (sizeof(K) == 4 && !std::is_void_v<V>) {
-    measure_variant<variant_policy<base, 384, 12, 2>>(h, data, n);
-    measure_variant<variant_policy<base, 384, 24, 1>>(h, data, n);
-  }
 }
 
 template <typename K, typename V>
@@ -105,7 +60,6 @@ void run_radix(harness& h, std::int64_t n, dist d) {
                                                        data.values.get(), data.out_values.get(), n, s);
                     },
                     note_temp);
-  measure_variants(h, data, n);
 }
 
 using radix_runner = void (*)(harness&, std::int64_t, dist);
