@@ -1,6 +1,8 @@
-// dispatch.cu — run_job, one Python call's device work in stream order:
-// a prologue kernel (ranks of keys that sort as ranks, the index payload
-// where the sort does not make it),
+// dispatch.cu — run_job, one Python call's device work in stream order.
+// One array with an index payload where the front door radix-sorts: one
+// library call on the keys as they are, which makes the positions itself
+// (positions_job). Otherwise a prologue kernel (ranks of keys that sort as
+// ranks, the index payload where the sort does not make it),
 // the library sort (run_sort picks the instantiation for the key width and
 // algorithm), and an epilogue kernel that turns sorted ranks back into the
 // original key bits. Also order_rank / order_unrank / order_shared, the
@@ -136,6 +138,37 @@ cudaError_t job_for(const sort_job& job, std::size_t& temp_bytes) {
   return cudaGetLastError();
 }
 
+// A front job with an index payload where the front door radix-sorts (the
+// library says so, size query included): the keys in their own width, no
+// ranks, the positions made by the sort; argsort's sorted keys go to temp.
+// cudaErrorNotSupported: the job takes job_for instead.
+cudaError_t positions_job(const sort_job& job, std::size_t& temp_bytes) {
+  if (job.algo != algorithm::front || !job.index_payload || job.n <= 0) return cudaErrorNotSupported;
+  const bool scratch = job.keys_out == nullptr;
+  const std::size_t scratch_bytes = scratch ? aligned(std::size_t(job.n) * std::size_t(job.key_bytes)) : 0;
+  auto* temp = static_cast<char*>(job.temp);
+  sort_call call{};
+  call.algo = algorithm::front_positions;
+  call.keys_in = job.keys_in;
+  call.keys_out = scratch ? static_cast<void*>(temp) : job.keys_out;
+  call.values_out = job.values_out;
+  call.n = job.n;
+  call.kind = job.kind;
+  call.inf_bits = job.inf_bits;
+  call.descending = job.descending;
+  call.temp = temp == nullptr ? nullptr : temp + scratch_bytes;
+  call.stream = job.stream;
+  if (temp == nullptr) {  // size query
+    std::size_t sort_bytes = 0;
+    const cudaError_t error = run_sort(job.key_bytes, call, sort_bytes);
+    if (error == cudaSuccess) temp_bytes = scratch_bytes + sort_bytes;
+    return error;
+  }
+  if (temp_bytes < scratch_bytes) return cudaErrorInvalidValue;
+  std::size_t sort_bytes = temp_bytes - scratch_bytes;
+  return run_sort(job.key_bytes, call, sort_bytes);
+}
+
 template <typename Bits>
 cudaError_t sort_for(const sort_call& call, std::size_t& temp_bytes) {
   switch (call.algo) {
@@ -144,6 +177,7 @@ cudaError_t sort_for(const sort_call& call, std::size_t& temp_bytes) {
     case algorithm::locality: return sort_with<Bits, algorithm::locality>(call, temp_bytes);
     case algorithm::offsets: return sort_with<Bits, algorithm::offsets>(call, temp_bytes);
     case algorithm::row_positions: return sort_with<Bits, algorithm::row_positions>(call, temp_bytes);
+    case algorithm::front_positions: return sort_with<Bits, algorithm::front_positions>(call, temp_bytes);
   }
   return cudaErrorInvalidValue;
 }
@@ -168,6 +202,7 @@ auto with_host_order(int key_bytes, char kind, std::uint64_t inf_bits, bool desc
 
 cudaError_t run_job(const sort_job& job, std::size_t& temp_bytes) {
   if (job.n < 0) return cudaErrorInvalidValue;
+  if (const cudaError_t error = positions_job(job, temp_bytes); error != cudaErrorNotSupported) return error;
   switch (job.key_bytes) {
     case 1: return job_for<std::uint8_t, std::uint32_t>(job, temp_bytes);
     case 2: return job_for<std::uint16_t, std::uint32_t>(job, temp_bytes);
@@ -178,6 +213,10 @@ cudaError_t run_job(const sort_job& job, std::size_t& temp_bytes) {
 }
 
 cudaError_t run_sort(int key_bytes, const sort_call& call, std::size_t& temp_bytes) {
+  if (call.algo == algorithm::front_positions && key_bytes <= 2) {  // the only sort of 1- and 2-byte keys
+    if (key_bytes == 1) return sort_with<std::uint8_t, algorithm::front_positions>(call, temp_bytes);
+    if (key_bytes == 2) return sort_with<std::uint16_t, algorithm::front_positions>(call, temp_bytes);
+  }
   switch (key_bytes) {
     case 4: return sort_for<std::uint32_t>(call, temp_bytes);
     case 8: return sort_for<std::uint64_t>(call, temp_bytes);

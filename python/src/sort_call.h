@@ -35,6 +35,13 @@ enum class algorithm : int {
   // sorter and written as int64, no index array filled or read.
   // cudaErrorNotSupported for rows longer than its largest sorter.
   row_positions = 4,
+  // One array whose payload is each key's position (a sort_call only:
+  // run_job picks it for a front job with index_payload where the front door
+  // radix-sorts): tilesort::detail::sort_positions on the keys of their own
+  // width (1, 2, 4 or 8 bytes, no ranks), the positions made by the sort and
+  // written as int64. cudaErrorNotSupported where the front door would not
+  // take the radix sort.
+  front_positions = 5,
 };
 
 // One library call: keys of 4 or 8 bytes (the original bits or ranks), 8-byte payloads
@@ -94,9 +101,9 @@ struct sort_job {
 // or cudaErrorInvalidValue for a job that breaks the rules above.
 cudaError_t run_job(const sort_job& job, std::size_t& temp_bytes);
 
-// Sorts (or sizes) `call` with keys of `key_bytes` (4 or 8) bytes and 8-byte
-// payloads. Returns the library's error code; cudaErrorInvalidValue for
-// another key width.
+// Sorts (or sizes) `call` with keys of `key_bytes` (4 or 8; front_positions
+// also 1 and 2) bytes and 8-byte payloads. Returns the library's error code;
+// cudaErrorInvalidValue for another key width.
 cudaError_t run_sort(int key_bytes, const sort_call& call, std::size_t& temp_bytes);
 
 // run_sort for one key width (Bits: its unsigned type) and algorithm; defined

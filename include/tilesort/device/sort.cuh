@@ -30,6 +30,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -169,6 +170,69 @@ cudaError_t sort_probed(sort_algorithm algorithm, void* d_temp, std::size_t& tem
     return sample_sort_launch(make_sample_sort_plan_for<Key, Value>(n), table_temp, keys_in, keys_out, values_in,
                               values_out, comp, stream, gate.skip_unless_zero);
   return merge_sort_launch(merge, table_temp, keys_in, keys_out, values_in, values_out, comp, stream, gate);
+}
+
+// Behind the probe of sort_positions: where the keys look sorted, positions
+// 0, 1, ..., n - 1 and the keys in keys_out, for the locality sort to sort
+// in place; otherwise nothing.
+template <typename Key>
+__global__ void sort_positions_seed_kernel(const Key* keys_in, Key* keys_out, std::int64_t* positions,
+                                           std::int64_t n, const merge_control* control) {
+  if (control->probe.looks_sorted == 0) return;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    positions[i] = i;
+    if (keys_out != keys_in) keys_out[i] = keys_in[i];
+  }
+}
+
+// The front door's stable sort of keys with each key's input position as an
+// int64 value made by the sort (no position array read): the Python
+// package's 1-D sort and argsort. Keys the front door sends to the radix
+// sort (radix_sortable, from the row's radix_from; n < 2^32): the radix sort
+// carries 4-byte positions and stores them as int64; where the row probes,
+// keys that look sorted take the locality sort instead (positions written,
+// then sorted in place with the keys). Elsewhere, size query included:
+// cudaErrorNotSupported, nothing done (the caller writes the positions and
+// calls sort_pairs).
+template <typename Key, typename Compare>
+cudaError_t sort_positions(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
+                           std::int64_t* positions, std::int64_t n, Compare comp, cudaStream_t stream) {
+  using carried = std::uint32_t;
+  if constexpr (!radix_sortable<Key, Compare>) {
+    return cudaErrorNotSupported;
+  } else {
+    if (n < 0) return cudaErrorInvalidValue;
+    if (front_door_choice<Key, carried, Compare>(n) != sort_algorithm::radix || n > std::int64_t(UINT32_MAX))
+      return cudaErrorNotSupported;
+    using policy = radix_policy_for<Key, carried>;
+    if (!front_door_probes<Key, carried, Compare>(n))
+      return radix_sort_two_phase<policy, Key, carried, std::int64_t>(d_temp, temp_bytes, keys_in, keys_out, nullptr,
+                                                                     positions, n, comp, stream, true);
+    const radix_sort_plan plan = make_radix_sort_plan_for<policy, Key, carried, Compare>(n);
+    const locality_setup<Key, std::int64_t> locality(n);
+    const std::size_t control_bytes = align_temp(sizeof(merge_control));
+    const std::size_t total = std::max(locality.total_bytes, control_bytes + plan.total_bytes);
+    if (d_temp == nullptr) {
+      temp_bytes = total;
+      return cudaSuccess;
+    }
+    TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, positions, positions, true, n));
+    TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, total));
+    auto* control = static_cast<merge_control*>(d_temp);
+    using locality_policy = typename locality_setup<Key, std::int64_t>::policy;
+    TILESORT_RETURN_IF_ERROR(launch_kernel(sort_probe_kernel<Key, Compare>, 1, sort_probe_policy::threads, 0, stream,
+                                           false, keys_in, n, std::int64_t(locality_policy::tile_items), control, comp));
+    unsigned seed_grid = 0;
+    TILESORT_RETURN_IF_ERROR(remembered_grid<sort_positions_seed_kernel<Key>>(256, 0, seed_grid));
+    TILESORT_RETURN_IF_ERROR(launch_kernel(sort_positions_seed_kernel<Key>, seed_grid, 256, 0, stream, false, keys_in,
+                                           keys_out, positions, n, static_cast<const merge_control*>(control)));
+    TILESORT_RETURN_IF_ERROR(locality_sort_launch<true>(locality, d_temp, keys_out, keys_out, positions, positions,
+                                                        comp, stream));
+    return radix_sort_launch<policy>(plan, static_cast<char*>(d_temp) + control_bytes, keys_in, keys_out,
+                                     static_cast<const carried*>(nullptr), positions, comp, stream,
+                                     &control->probe.looks_sorted);
+  }
 }
 
 // Size query or sort by the chosen algorithm; then the statistics, if asked.
