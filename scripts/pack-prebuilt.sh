@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Packs the GPU test binaries of a local sm_90 build for scripts/gpu-check.sh,
+# Packs the GPU test binaries (and tilesort-bench, if built) of a local sm_90
+# build for scripts/gpu-check.sh,
 # so that the GPU machine spends its time running them rather than compiling:
 #   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90-real
 #   ninja -C build-gpu && scripts/pack-prebuilt.sh        # or BUILD_DIR=build-ci (CI's build: sm_90 + PTX)
@@ -14,9 +15,13 @@ cd "$(dirname "$0")/.."
 build=$(cd "${BUILD_DIR:-build-gpu}" && pwd)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/build-gpu/tests" third_party/prebuilt
+mkdir -p "$stage/build-gpu/tests" "$stage/build-gpu/bench" third_party/prebuilt
+# Binaries from other build dirs of the same sources may be added first:
+# PREBUILT_EXTRA="dir1/tests/gpu_warp_sort ..." (the build's own win).
+for extra in ${PREBUILT_EXTRA:-}; do cp "$extra" "$stage/build-gpu/tests/"; done
 cp "$build"/tests/gpu_* "$stage/build-gpu/tests/"
-strip --strip-unneeded "$stage"/build-gpu/tests/*
+[ -x "$build/bench/tilesort-bench" ] && cp "$build/bench/tilesort-bench" "$stage/build-gpu/bench/"
+strip --strip-unneeded "$stage"/build-gpu/tests/* "$stage"/build-gpu/bench/* 2>/dev/null
 (cd "$stage" && tar -cf - build-gpu) | xz -9e -T0 >third_party/prebuilt/tests.tar.xz
 git rev-parse HEAD >third_party/prebuilt/commit.txt
 bytes=$(stat -c %s third_party/prebuilt/tests.tar.xz)
