@@ -130,6 +130,25 @@ TEST(NcclSortSearchPlan, ProbesSplitTheCandidatesEvenly) {
   }
 }
 
+TEST(NcclSortSearchPlan, UsedProbesAreThePrefixWithPositions) {
+  for (std::int64_t length : {0, 1, 2, 5, 64, 1000}) {
+    for (std::int64_t probes : {1, 2, 3, 63, 64, 65, 5000}) {
+      const cut_interval c{7, 7 + length};
+      const std::int64_t used = probes_used(c, probes);
+      for (std::int64_t i = 0; i < probes; ++i)
+        ASSERT_EQ(i < used, probe_position(c, probes, i) >= 0) << length << " " << probes << " " << i;
+      // Narrowing keeps the cut's candidates: each outcome leaves a sub-interval.
+      for (std::int64_t first = 0; first <= used; ++first) {
+        const cut_interval n = narrowed_cut(c, probes, first);
+        ASSERT_LE(c.lo, n.lo);
+        ASSERT_LE(n.lo, n.hi);
+        ASSERT_LE(n.hi, c.hi);
+        ASSERT_LE(n.hi - n.lo + 1, (length + 1 + probes) / (probes + 1));
+      }
+    }
+  }
+}
+
 TEST(NcclSortSearchPlan, FirstIntervalsHoldEveryPossibleCut) {
   EXPECT_EQ(0, first_cut_interval(0, 10, 30).hi);
   EXPECT_EQ(10, first_cut_interval(30, 10, 30).lo);
@@ -190,13 +209,13 @@ std::vector<std::int64_t> simulate_search(const std::vector<std::vector<item>>& 
     for (int d = 1; d < ranks; ++d)
       intervals[t].push_back(first_cut_interval(shard_offset(h.data(), d), h[t].n_local, census.n_total));
   for (int round = 0; round < rounds; ++round) {
-    std::vector<std::vector<cut_interval>> next = intervals;
     for (int t = 0; t < ranks; ++t) {
       for (int d = 1; d < ranks; ++d) {
         const std::int64_t target = shard_offset(h.data(), d);
-        for (std::int64_t i = 0; i < probes; ++i) {
-          const std::int64_t position = probe_position(intervals[t][d - 1], probes, i);
-          if (position < 0) continue;
+        const cut_interval probed = intervals[t][d - 1];
+        std::vector<std::int64_t> globals;
+        for (std::int64_t i = 0; i < probes_used(probed, probes); ++i) {
+          const std::int64_t position = probe_position(probed, probes, i);
           const int key = runs[t][position].key;
           std::int64_t global = 0;
           for (int u = 0; u < ranks; ++u) {
@@ -211,11 +230,16 @@ std::vector<std::int64_t> simulate_search(const std::vector<std::vector<item>>& 
                         run.begin();
             }
           }
-          next[t][d - 1] = narrow_cut(next[t][d - 1], position, global, target);
+          EXPECT_TRUE(globals.empty() || global > globals.back()) << "global positions must grow with the probe";
+          globals.push_back(global);
         }
+        // The kernel's search: the first probe at or past the target.
+        const std::int64_t first =
+            std::partition_point(globals.begin(), globals.end(), [&](std::int64_t g) { return g < target; }) -
+            globals.begin();
+        intervals[t][d - 1] = narrowed_cut(probed, probes, first);
       }
     }
-    intervals = next;
   }
   std::vector<std::int64_t> cuts(std::size_t(ranks) * (ranks + 1), 0);
   for (int t = 0; t < ranks; ++t) {
@@ -315,12 +339,8 @@ TEST(NcclSortExchange, BrokenCutMatricesAreRejected) {
 
 // ------------------------------------------------------------------ merge passes
 TEST(NcclSortMerge, PassCountsAndBuffers) {
-  EXPECT_EQ(0, merge_passes(1));
-  EXPECT_EQ(1, merge_passes(2));
-  EXPECT_EQ(2, merge_passes(3));
-  EXPECT_EQ(2, merge_passes(4));
-  EXPECT_EQ(3, merge_passes(8));
-  EXPECT_EQ(4, merge_passes(9));
+  const int passes_for[] = {0, 0, 1, 2, 2, 3, 3, 3, 3, 4};  // ranks 1..9: ceil(log2 ranks)
+  for (int ranks = 1; ranks <= 9; ++ranks) EXPECT_EQ(passes_for[ranks], merge_passes(ranks)) << ranks;
   for (int ranks = 2; ranks <= 70; ++ranks) {
     const int passes = merge_passes(ranks);
     EXPECT_EQ(merge_buffer::output, merge_destination(ranks, passes - 1)) << ranks;
@@ -403,7 +423,7 @@ TEST(NcclSortLayout, RegionsAreAlignedAndDisjointWhereTheyLiveTogether) {
         const std::size_t local = 12345;
         const nccl_sort_layout l = make_nccl_sort_layout(ranks, n, 4, value_bytes, local, 72, 4096);
         const std::size_t offsets[] = {l.headers, l.cuts, l.own_cuts, l.run_offsets, l.intervals, l.probe_globals,
-                                       l.sorted_keys, l.sorted_values, l.scratch, l.probes_out, l.probe_keys_out,
+                                       l.sorted_keys, l.sorted_values, l.scratch, l.probes_out,
                                        l.probes_in, l.probe_counts, l.received_keys, l.received_values,
                                        l.merge_pairs, l.merge_splits};
         for (std::size_t o : offsets) EXPECT_EQ(0u, o % 256);
@@ -419,6 +439,14 @@ TEST(NcclSortLayout, RegionsAreAlignedAndDisjointWhereTheyLiveTogether) {
         EXPECT_GE(l.merge_splits, l.merge_pairs + 72 * std::size_t(total_merge_pairs(ranks)));
         EXPECT_GE(l.total, l.merge_splits + 8 * std::size_t(max_merge_tiles(n, ranks, 4096) + ranks));
         EXPECT_EQ(l.probes_in - l.probes_out, l.probe_slot_bytes);
+        // Every round's packed slot fits the largest, and its keys follow its positions, aligned.
+        for (std::int64_t probes : {std::int64_t(1), max_selection_probes(ranks) / 2 + 1, max_selection_probes(ranks)}) {
+          const probe_slot slot = make_probe_slot(ranks, probes, 4);
+          EXPECT_LE(slot.bytes, l.probe_slot_bytes);
+          EXPECT_EQ(0u, slot.keys_offset % 256);
+          EXPECT_GE(slot.keys_offset, 8 * std::size_t(ranks - 1) * std::size_t(probes));
+          EXPECT_GE(slot.bytes, slot.keys_offset + 4 * std::size_t(ranks - 1) * std::size_t(probes));
+        }
       }
     }
   }

@@ -82,7 +82,8 @@ TILESORT_HD std::int64_t shard_offset(const shard_header* headers, int rank) {
 // Every round, each rank probes each of its p - 1 intervals (one per
 // boundary) at `probes` evenly spaced positions; all ranks count every probe
 // against their own runs (binary searches), a reduce-scatter sums the counts
-// into each probe's global position, and each rank narrows its intervals.
+// into each probe's global position, and each rank narrows its intervals to
+// the gap between the last probe before the boundary and the first after.
 // A round shrinks an interval of L + 1 candidate cuts to at most
 // ceil((L + 1) / (probes + 1)), so the round count is planned from the
 // largest shard alone, on the host, without looking at the keys.
@@ -156,15 +157,37 @@ TILESORT_HD std::int64_t probe_position(cut_interval c, std::int64_t probes, std
   return position < c.hi ? position : -1;
 }
 
-// The interval after learning that the key at `position` has global
-// position `global`: before the target, the cut lies past it; else at or before it.
-TILESORT_HD cut_interval narrow_cut(cut_interval c, std::int64_t position, std::int64_t global, std::int64_t target) {
-  if (global < target) {
-    if (position + 1 > c.lo) c.lo = position + 1;
-  } else if (position < c.hi) {
-    c.hi = position;
-  }
-  return c;
+// How many of the probes are real: a prefix, since positions grow with i.
+TILESORT_HD std::int64_t probes_used(cut_interval c, std::int64_t probes) {
+  const std::int64_t group = ceil_div(c.hi - c.lo + 1, probes + 1);
+  const std::int64_t used = (c.hi - c.lo) / group;
+  return used < probes ? used : probes;
+}
+
+// The interval after a round that probed `c`. A probe's global position
+// grows with its position (the run is sorted, ties break by index), so the
+// probes before the target form a prefix: `first_at_target` is the first
+// probe (0 <= it <= probes_used) whose global position is at or past the
+// target. The cut lies past the probe before it and at or before it.
+TILESORT_HD cut_interval narrowed_cut(cut_interval c, std::int64_t probes, std::int64_t first_at_target) {
+  cut_interval n = c;
+  if (first_at_target > 0) n.lo = probe_position(c, probes, first_at_target - 1) + 1;
+  if (first_at_target < probes_used(c, probes)) n.hi = probe_position(c, probes, first_at_target);
+  return n;
+}
+
+// One rank's probes of a round travel as one byte slot: the positions
+// (int64, -1 for none), then the keys, each part 256-byte aligned, packed
+// for the round's probe count (the temp storage holds the largest slot).
+struct probe_slot {
+  std::size_t keys_offset;
+  std::size_t bytes;
+};
+
+inline probe_slot make_probe_slot(int ranks, std::int64_t probes, std::size_t key_bytes) {
+  const std::size_t count = std::size_t(ranks > 1 ? ranks - 1 : 0) * std::size_t(probes);
+  const std::size_t keys_offset = align_temp(sizeof(std::int64_t) * count);
+  return {keys_offset, keys_offset + align_temp(key_bytes * count)};
 }
 
 // ------------------------------------------------------------------ exchange plan
@@ -280,7 +303,7 @@ TILESORT_HD constexpr int total_merge_pairs(int ranks) {
 
 // ------------------------------------------------------------------ temp storage
 // [control: headers, cut matrix, own cuts, received runs' offsets,
-//  intervals, probe results]
+//  intervals (two sets: a round reads one, writes the other), probe results]
 // [sorted keys][sorted values]
 // [scratch, used three times over: the local sort's temp storage; then the
 //  splitter search's probe buffers; then the received keys and values and
@@ -290,9 +313,9 @@ struct nccl_sort_layout {
   std::size_t headers = 0, cuts = 0, own_cuts = 0, run_offsets = 0, intervals = 0, probe_globals = 0;
   std::size_t sorted_keys = 0, sorted_values = 0, scratch = 0;
   // inside scratch (offsets from d_temp):
-  std::size_t probes_out = 0, probe_keys_out = 0, probes_in = 0, probe_counts = 0;
+  std::size_t probes_out = 0, probes_in = 0, probe_counts = 0;
   std::size_t received_keys = 0, received_values = 0, merge_pairs = 0, merge_splits = 0;
-  std::size_t probe_slot_bytes = 0;  // one rank's share of probes_out / probes_in
+  std::size_t probe_slot_bytes = 0;  // the largest probe_slot: one rank's share of probes_out / probes_in
   std::size_t total = 0;
 };
 
@@ -317,7 +340,7 @@ inline nccl_sort_layout make_nccl_sort_layout(int ranks, std::int64_t n_local, s
   l.cuts = take(word * std::size_t(ranks) * std::size_t(ranks + 1));
   l.own_cuts = take(word * std::size_t(ranks + 1));
   l.run_offsets = take(word * std::size_t(ranks + 1));
-  l.intervals = take(sizeof(cut_interval) * boundaries);
+  l.intervals = take(sizeof(cut_interval) * boundaries * 2);
   l.probe_globals = take(word * probes);
   l.sorted_keys = take(key_bytes * n);
   l.sorted_values = take(value_bytes * n);
@@ -325,9 +348,8 @@ inline nccl_sort_layout make_nccl_sort_layout(int ranks, std::int64_t n_local, s
   // The local sort's use of scratch.
   const std::size_t local_end = l.scratch + align_temp(local_sort_bytes);
   // The splitter search's: positions and keys out, every rank's in, counts.
-  l.probe_slot_bytes = align_temp(word * probes) + align_temp(key_bytes * probes);
+  l.probe_slot_bytes = make_probe_slot(ranks, max_selection_probes(ranks), key_bytes).bytes;
   l.probes_out = take(l.probe_slot_bytes);
-  l.probe_keys_out = l.probes_out + align_temp(word * probes);
   l.probes_in = take(l.probe_slot_bytes * std::size_t(ranks));
   l.probe_counts = take(word * probes * std::size_t(ranks));
   const std::size_t search_end = at;

@@ -184,29 +184,32 @@ cudaError_t search_cuts(const comm_context& c, void* d_temp, const tilesort::det
   v.n_total = n_total;
   v.probes = plan.probes;
   v.intervals = at<tilesort::detail::cut_interval>(d_temp, l.intervals);
+  const int boundaries = ranks - 1;
+  const std::size_t probes_per_rank = std::size_t(boundaries) * std::size_t(plan.probes);
+  const tilesort::detail::probe_slot slot = tilesort::detail::make_probe_slot(ranks, plan.probes, sizeof(Key));
   v.probe_positions_out = at<std::int64_t>(d_temp, l.probes_out);
-  v.probe_keys_out = at<Key>(d_temp, l.probe_keys_out);
+  v.probe_keys_out = at<Key>(d_temp, l.probes_out + slot.keys_offset);
   v.probes_in = at<const unsigned char>(d_temp, l.probes_in);
-  v.slot_bytes = l.probe_slot_bytes;
-  v.slot_keys_offset = l.probe_keys_out - l.probes_out;
+  v.slot_bytes = slot.bytes;
+  v.slot_keys_offset = slot.keys_offset;
   v.probe_counts = at<std::int64_t>(d_temp, l.probe_counts);
   v.probe_globals = at<const std::int64_t>(d_temp, l.probe_globals);
   v.own_cuts = at<std::int64_t>(d_temp, l.own_cuts);
-  const int boundaries = ranks - 1;
-  const std::int64_t probes_per_rank = std::int64_t(boundaries) * plan.probes;
-  const std::int64_t all_probes = probes_per_rank * ranks;
+  const std::size_t all_probes = probes_per_rank * std::size_t(ranks);
   const int count_blocks = static_cast<int>((all_probes + 255) / 256);
+  const dim3 probe_grid(static_cast<unsigned>((plan.probes + step_threads - 1) / step_threads), boundaries);
   for (int round = 0; round <= plan.rounds; ++round) {
     const bool probe = round < plan.rounds;
-    cut_search_step_kernel<step_threads, Key><<<boundaries, step_threads, 0, stream>>>(v, run, round > 0, probe);
+    cut_search_step_kernel<step_threads, Key>
+        <<<probe ? probe_grid : dim3(1, boundaries), step_threads, 0, stream>>>(v, run, round, probe);
     TILESORT_RETURN_IF_ERROR(cudaGetLastError());
     if (!probe) break;
-    TILESORT_RETURN_IF_ERROR(c.all_gather(at<void>(d_temp, l.probes_out), at<void>(d_temp, l.probes_in),
-                                          l.probe_slot_bytes, stream));
+    TILESORT_RETURN_IF_ERROR(
+        c.all_gather(at<void>(d_temp, l.probes_out), at<void>(d_temp, l.probes_in), slot.bytes, stream));
     probe_count_kernel<<<count_blocks, 256, 0, stream>>>(v, run, comp);
     TILESORT_RETURN_IF_ERROR(cudaGetLastError());
     TILESORT_RETURN_IF_ERROR(c.reduce_scatter_sum(v.probe_counts, at<std::int64_t>(d_temp, l.probe_globals),
-                                                  std::size_t(probes_per_rank), stream));
+                                                  probes_per_rank, stream));
   }
   return c.all_gather(v.own_cuts, at<void>(d_temp, l.cuts), sizeof(std::int64_t) * std::size_t(ranks + 1), stream);
 }

@@ -3,9 +3,10 @@
 // these run between the collectives that distributed/nccl_sort.cuh issues.
 //
 // Splitter search, per round (detail/nccl_sort_plan.cuh has the arithmetic):
-//   cut_search_step_kernel   one block per boundary: narrow the boundary's
-//                            interval by the last round's probes, then write
-//                            this round's probes (positions and keys);
+//   cut_search_step_kernel   blocks per boundary: narrow the boundary's
+//                            interval by the last round's probes (a 32-way
+//                            search), then write this round's probes
+//                            (positions and keys), a thread each;
 //   probe_count_kernel       one thread per probe of every rank: how many of
 //                            this rank's keys order before it (a binary search).
 // Merge, per pass of pairwise merges over the received runs:
@@ -69,7 +70,7 @@ struct search_view {
   int me;
   std::int64_t n_total;
   std::int64_t probes;                // per boundary
-  cut_interval* intervals;            // [ranks - 1]
+  cut_interval* intervals;            // [2][ranks - 1]: round r reads set r % 2, writes set (r + 1) % 2
   std::int64_t* probe_positions_out;  // [ranks - 1][probes]: this rank's probes (-1: none)
   Key* probe_keys_out;                // [ranks - 1][probes]
   const unsigned char* probes_in;     // every rank's probe slot (positions, then keys), gathered
@@ -80,56 +81,48 @@ struct search_view {
   std::int64_t* own_cuts;             // [ranks + 1]
 };
 
-// Block-wide narrowing: every thread offers the interval one probe allows;
-// the intersection is kept (shared atomics on 64-bit ends).
+// Grid (blocks per boundary, boundaries). Warp 0 of each block finds the
+// boundary's interval: the first one (round 0), or the one the last round
+// probed narrowed by a 32-way search for the first probe at or past the
+// target (its global positions grow with the probe index). Then, if `probe`,
+// each thread writes one probe (position and key); else (after the last
+// round) block 0 writes the cut, -1 where it is not exact (the host rejects
+// the cut matrix then). Every block of a boundary computes the same interval.
 template <int Threads, typename Key>
-__device__ cut_interval narrow_by_probes(const search_view<Key>& v, int boundary, cut_interval c, std::int64_t target) {
-  __shared__ long long lo, hi;
-  if (threadIdx.x == 0) {
-    lo = c.lo;
-    hi = c.hi;
-  }
-  __syncthreads();
-  const std::int64_t base = std::int64_t(boundary) * v.probes;
-  for (std::int64_t i = threadIdx.x; i < v.probes; i += Threads) {
-    const std::int64_t position = v.probe_positions_out[base + i];
-    if (position < 0) continue;
-    const cut_interval narrowed = tilesort::detail::narrow_cut(c, position, v.probe_globals[base + i], target);
-    if (narrowed.lo > c.lo) atomicMax(&lo, static_cast<long long>(narrowed.lo));
-    if (narrowed.hi < c.hi) atomicMin(&hi, static_cast<long long>(narrowed.hi));
-  }
-  __syncthreads();
-  return {lo, hi};
-}
-
-// One block per boundary. narrow: apply the last round's probes (else start
-// from the boundary's first interval). probe: write this round's probes;
-// else (after the last round) write the cut, -1 if it is not exact (the host
-// rejects the cut matrix then).
-template <int Threads, typename Key>
-__global__ void __launch_bounds__(Threads)
-    cut_search_step_kernel(search_view<Key> v, const Key* run, bool narrow, bool probe) {
-  const int boundary = blockIdx.x;
-  const std::int64_t target = tilesort::detail::shard_offset(v.headers, boundary + 1);
-  const std::int64_t n_own = v.headers[v.me].n_local;
-  cut_interval c = narrow ? v.intervals[boundary]
-                          : tilesort::detail::first_cut_interval(target, n_own, v.n_total);
-  if (narrow) c = narrow_by_probes<Threads>(v, boundary, c, target);  // (its barriers end every read of the probes)
-  if (probe) {
-    const std::int64_t base = std::int64_t(boundary) * v.probes;
-    for (std::int64_t i = threadIdx.x; i < v.probes; i += Threads) {
-      const std::int64_t position = tilesort::detail::probe_position(c, v.probes, i);
-      v.probe_positions_out[base + i] = position;
-      if (position >= 0) v.probe_keys_out[base + i] = run[position];
+__global__ void __launch_bounds__(Threads) cut_search_step_kernel(search_view<Key> v, const Key* run, int round, bool probe) {
+  namespace plan = tilesort::detail;
+  const int boundary = blockIdx.y;
+  const int boundaries = v.ranks - 1;
+  __shared__ cut_interval interval;
+  if (threadIdx.x < 32) {
+    const std::int64_t target = plan::shard_offset(v.headers, boundary + 1);
+    cut_interval c = plan::first_cut_interval(target, v.headers[v.me].n_local, v.n_total);
+    if (round > 0) {
+      const cut_interval probed = v.intervals[(round % 2) * boundaries + boundary];
+      const std::int64_t* globals = v.probe_globals + std::int64_t(boundary) * v.probes;
+      const std::int64_t first = plan::partition_point_kway<32>(
+          std::int64_t(0), plan::probes_used(probed, v.probes), [&](std::int64_t i) { return globals[i] >= target; },
+          [](auto pred) { return __ballot_sync(0xffffffffu, pred(static_cast<int>(threadIdx.x))); });
+      c = plan::narrowed_cut(probed, v.probes, first);
     }
+    if (threadIdx.x == 0) interval = c;
   }
-  if (threadIdx.x != 0) return;
-  v.intervals[boundary] = c;
+  __syncthreads();
+  const cut_interval c = interval;
+  const std::int64_t i = std::int64_t(blockIdx.x) * Threads + threadIdx.x;
+  if (probe && i < v.probes) {
+    const std::int64_t slot = std::int64_t(boundary) * v.probes + i;
+    const std::int64_t position = plan::probe_position(c, v.probes, i);
+    v.probe_positions_out[slot] = position;
+    if (position >= 0) v.probe_keys_out[slot] = run[position];
+  }
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  v.intervals[((round + 1) % 2) * boundaries + boundary] = c;
   if (!probe) {
     v.own_cuts[boundary + 1] = c.lo == c.hi ? c.lo : -1;
     if (boundary == 0) {
       v.own_cuts[0] = 0;
-      v.own_cuts[v.ranks] = n_own;
+      v.own_cuts[v.ranks] = v.headers[v.me].n_local;
     }
   }
 }
