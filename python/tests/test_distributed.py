@@ -64,16 +64,18 @@ def _main():
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
     device = torch.device("cuda", torch.cuda.current_device())
-    sizes = [1000 * (r + 1) + 7 * r for r in range(world)]
-    sizes[world // 2] = 0  # one empty shard
-    begin = sum(sizes[:rank])
-    end = begin + sizes[rank]
+    uneven = [1500 + 707 * r for r in range(world)]
     dtypes = [torch.int32, torch.float32, torch.int64, torch.float64, torch.float16, torch.bfloat16, torch.uint8,
               torch.int16, torch.bool]
-    for seed, dtype in enumerate(dtypes):
+    cases = [(dtype, uneven) for dtype in dtypes] + [(torch.int32, [0] + uneven[1:])]  # last: rank 0's shard empty
+    for seed, (dtype, sizes) in enumerate(cases):
+        begin = sum(sizes[:rank])
+        end = begin + sizes[rank]
         for descending in (False, True):
             x = _global_input(torch, dtype, sizes, seed)
-            ref = torch.sort(x.to(device), stable=True, descending=descending)
+            ordered = x.to(torch.uint8) if dtype == torch.bool else x  # (torch.sort of bool through uint8)
+            ref = torch.sort(ordered.to(device), stable=True, descending=descending)
+            ref = type(ref)((ref.values.to(dtype), ref.indices))
             out = td.sort(x[begin:end].to(device), descending=descending)
             assert out.dtype == dtype and out.numel() == sizes[rank], (dtype, out.dtype, out.numel())
             assert torch.equal(_bits(torch, out), _bits(torch, ref.values[begin:end])), (dtype, descending)
