@@ -9,7 +9,7 @@
 #   scripts/gpu-check.sh python [bench ARGS]    build and test the Python package (python/), or
 #                                               run its example and benchmark
 #   scripts/gpu-check.sh all                    every phase in turn (no time limit of its own)
-#   scripts/gpu-check.sh nccl                   the distributed sort on every GPU (2 or 4): its tests,
+#   scripts/gpu-check.sh nccl [cpp|python]      the distributed sort on every GPU (2 or 4): its tests,
 #                                               example, benchmark and Python test (see run_nccl)
 #
 # The parts that cover everything: sanitize memcheck, sanitize synccheck,
@@ -225,6 +225,8 @@ run_python() {  # run_python [bench ARGS...]
 #   python/tests/test_distributed.py under torchrun --nproc-per-node 2, when
 #                            torch, nanobind and scikit-build-core are there (its
 #                            two extension modules build in the background meanwhile).
+# `nccl cpp` runs the C++ steps alone, `nccl python` the Python build and test
+# alone (a warm machine keeps build-python-nccl/, so a second run starts at once).
 # The C++ programs come from third_party/prebuilt-nccl/nccl.tar.xz
 # (scripts/pack-prebuilt-nccl.sh; or GPU_CHECK_NCCL_PREBUILT=path), else they
 # are built here (with third_party/googletest carried). They run against the
@@ -258,7 +260,7 @@ nccl_step() {
   [ "$step_rc" = 124 ] && step_rc="124 (TIMED OUT)"
 }
 nccl_python_build() {  # tilesort._ext and tilesort._nccl into build-python-nccl/site (plain CMake)
-  local wheel jobs=$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))
+  local wheel jobs=$(( $(nproc) > 10 ? $(nproc) - 8 : 2 ))  # (14 units of several minutes each: all at once)
   python3 -c "import torch, nanobind, scikit_build_core" || return 3
   wheel=$(nccl_wheel_root)
   cmake -S python -B build-python-nccl -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
@@ -269,38 +271,9 @@ nccl_python_build() {  # tilesort._ext and tilesort._nccl into build-python-nccl
     cp python/tilesort/*.py build-python-nccl/site/tilesort/ &&
     cp build-python-nccl/_ext*.so build-python-nccl/_nccl*.so build-python-nccl/site/tilesort/
 }
-run_nccl() {
-  local start=$SECONDS logs=$OUT/nccl-logs bin=build-nccl-prebuilt gpus lib py_pid="" py_rc line
-  local archive=${GPU_CHECK_NCCL_PREBUILT:-third_party/prebuilt-nccl/nccl.tar.xz}
-  local dry=${GPU_CHECK_DRY_RUN:-0}
-  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-  mkdir -p "$logs"
-  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
-  lib=$(nccl_library_dir)
-  [ -n "$lib" ] && export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  note "nccl: $gpus GPU(s); libnccl.so.2 from ${lib:-NOWHERE (the programs will not start)}"
-  if [ "$dry" != 1 ]; then  # the Python extensions build while the C++ steps run
-    (nccl_python_build >"$logs/python-build.log" 2>&1; echo $? >"$logs/python-build.rc") &
-    py_pid=$!
-  fi
-  # The C++ programs.
-  if [ -f "$archive" ]; then
-    if [ "$dry" = 1 ]; then tar -tJf "$archive"; else tar -xJf "$archive"; fi
-    note "nccl build: programs from $archive (commit $(head -1 "$(dirname "$archive")/commit.txt" 2>/dev/null || echo unknown))"
-  else
-    bin=build-gpu-nccl/bin
-    local gtest=$PWD/third_party/googletest
-    [ -f "$gtest/CMakeLists.txt" ] || gtest=/usr/src/googletest
-    nccl_step build 400 "$logs/build.log" bash -c "cmake -S . -B build-gpu-nccl -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DTILESORT_GTEST_SOURCE_DIR=$gtest -DNCCL_ROOT=$(dirname "${lib:-/x}") &&
-      ninja -C build-gpu-nccl -j $(nproc) tests/nccl/gpu_nccl_sort examples/example_distributed_sort \
-      bench/nccl/tilesort-bench-nccl && mkdir -p $bin && cp build-gpu-nccl/tests/nccl/gpu_nccl_sort \
-      build-gpu-nccl/examples/example_distributed_sort build-gpu-nccl/bench/nccl/tilesort-bench-nccl $bin/"
-    note "nccl build here: rc=$step_rc ($((SECONDS - start)) s)"
-  fi
-  # Tests.
+nccl_cpp_steps() {  # the tests, the example and the benchmark, from the programs in $1
+  local bin=$1 pass fail skip line
   nccl_step tests 240 "$logs/tests.log" "$bin/gpu_nccl_sort"
-  local pass fail skip
   pass=$(grep -oE "^\[  PASSED  \] [0-9]+" "$logs/tests.log" 2>/dev/null | grep -oE "[0-9]+$")
   fail=$(grep -oE "^\[  FAILED  \] [0-9]+ tests?, listed below" "$logs/tests.log" 2>/dev/null | grep -oE "[0-9]+" | head -1)
   skip=$(grep -oE "^\[  SKIPPED \] [0-9]+" "$logs/tests.log" 2>/dev/null | grep -oE "[0-9]+$")
@@ -315,6 +288,39 @@ run_nccl() {
   [ -f "$OUT/nccl-bench.err" ] && mv "$OUT/nccl-bench.err" "$OUT/nccl-bench.txt"
   note "nccl bench: rc=$step_rc ($((SECONDS - start)) s so far)"
   while read -r line; do note "  $line"; done < <(grep -E "GPUs:|WRONG|FAILED" "$OUT/nccl-bench.txt" 2>/dev/null)
+}
+run_nccl() {  # run_nccl [cpp|python]
+  local only=${1:-} start=$SECONDS logs=$OUT/nccl-logs bin=build-nccl-prebuilt gpus lib py_pid="" py_rc
+  local archive=${GPU_CHECK_NCCL_PREBUILT:-third_party/prebuilt-nccl/nccl.tar.xz}
+  local dry=${GPU_CHECK_DRY_RUN:-0}
+  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+  mkdir -p "$logs"
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  lib=$(nccl_library_dir)
+  [ -n "$lib" ] && export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  note "nccl: $gpus GPU(s); libnccl.so.2 from ${lib:-NOWHERE (the programs will not start)}"
+  if [ "$dry" != 1 ] && [ "$only" != cpp ]; then  # the Python extensions build while the C++ steps run
+    (nccl_python_build >"$logs/python-build.log" 2>&1; echo $? >"$logs/python-build.rc") &
+    py_pid=$!
+  fi
+  # The C++ programs.
+  if [ "$only" = python ]; then
+    :
+  elif [ -f "$archive" ]; then
+    if [ "$dry" = 1 ]; then tar -tJf "$archive"; else tar -xJf "$archive"; fi
+    note "nccl build: programs from $archive (commit $(head -1 "$(dirname "$archive")/commit.txt" 2>/dev/null || echo unknown))"
+  else
+    bin=build-gpu-nccl/bin
+    local gtest=$PWD/third_party/googletest
+    [ -f "$gtest/CMakeLists.txt" ] || gtest=/usr/src/googletest
+    nccl_step build 400 "$logs/build.log" bash -c "cmake -S . -B build-gpu-nccl -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DTILESORT_GTEST_SOURCE_DIR=$gtest -DNCCL_ROOT=$(dirname "${lib:-/x}") &&
+      ninja -C build-gpu-nccl -j $(nproc) tests/nccl/gpu_nccl_sort examples/example_distributed_sort \
+      bench/nccl/tilesort-bench-nccl && mkdir -p $bin && cp build-gpu-nccl/tests/nccl/gpu_nccl_sort \
+      build-gpu-nccl/examples/example_distributed_sort build-gpu-nccl/bench/nccl/tilesort-bench-nccl $bin/"
+    note "nccl build here: rc=$step_rc ($((SECONDS - start)) s)"
+  fi
+  [ "$only" = python ] || nccl_cpp_steps "$bin"
   # Python, under torchrun.
   if [ -n "$py_pid" ]; then
     while kill -0 "$py_pid" 2>/dev/null && [ "$(left)" -gt 100 ]; do sleep 2; done
@@ -332,7 +338,7 @@ run_nccl() {
       py_rc=$step_rc
       note "nccl python (torchrun, 2 processes): rc=$py_rc, $(grep -c "rank passed" "$logs/python.log") of 2 ranks passed"
     fi
-  else
+  elif [ "$only" != cpp ]; then
     note "nccl python (dry run): build, then torchrun --nproc-per-node 2 python/tests/test_distributed.py"
   fi
   note "nccl: done in $((SECONDS - start)) s"
@@ -348,7 +354,7 @@ case $phase in
   sanitize) run_sanitize "$@" ;;
   bench) run_bench "$@" ;;
   python) run_python "$@" ;;
-  nccl) run_nccl ;;
+  nccl) run_nccl "$@" ;;
   all)
     deadline=$((1 << 30))
     run_tests
