@@ -415,6 +415,53 @@ TEST(NcclSortMerge, SimulatedPassesGiveTheStableOrder) {
   }
 }
 
+// The kernels' view of a pass: every split from the split kernel's lookup,
+// every tile from the tile kernel's; together they must cover each pair's
+// outputs exactly once, tile by tile, with the tile's A and B ranges.
+TEST(NcclSortMerge, TilesAndSplitsCoverEveryPairOnce) {
+  std::mt19937_64 rng(tilesort_test::fresh_seed());
+  const std::int64_t tile_items = 8;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int ranks = 2 + int(rng() % 15);
+    std::vector<std::int64_t> offsets(ranks + 1, 0);
+    for (int s = 0; s < ranks; ++s) offsets[s + 1] = offsets[s] + (rng() % 3 == 0 ? 0 : std::int64_t(rng() % 40));
+    for (int pass = 0; pass < merge_passes(ranks); ++pass) {
+      const int pairs = merge_pairs(ranks, pass);
+      std::vector<std::int64_t> first(pairs, 0), totals(pairs, 0);
+      std::int64_t tiles = 0;
+      for (int i = 0; i < pairs; ++i) {
+        const merge_pair_span span = merge_pair(offsets.data(), ranks, pass, i);
+        first[i] = tiles;
+        totals[i] = span.b_end - span.a_begin;
+        tiles += merge_pair_tiles(span, tile_items);
+      }
+      ASSERT_EQ(tiles, merge_pass_tiles(offsets.data(), ranks, pass, tile_items));
+      auto first_tile = [&](int i) { return first[i]; };
+      // Splits: pair i's k-th split sits at first_tile(i) + i + k, its diagonal k * T (at most the end).
+      std::vector<std::int64_t> diagonal(tiles + pairs, -1);
+      for (std::int64_t index = 0; index < tiles + pairs; ++index) {
+        const int pair = pair_of_split(first_tile, pairs, index);
+        const std::int64_t k = index - first[pair] - pair;
+        ASSERT_GE(k, 0);
+        ASSERT_LE(k, merge_pair_tiles({0, 0, totals[pair], 0, 0}, tile_items));
+        diagonal[index] = split_diagonal(k, totals[pair], tile_items);
+      }
+      // Tiles: tile t covers [split, split + 1) of its pair; together every output of every pair once.
+      std::vector<std::int64_t> covered(pairs, 0);
+      for (std::int64_t tile = 0; tile < tiles; ++tile) {
+        const int pair = pair_of_tile(first_tile, pairs, tile);
+        const std::int64_t local = tile - first[pair];
+        const std::int64_t split = first[pair] + pair + local;
+        ASSERT_GT(totals[pair], 0) << "an empty pair owns no tile";
+        ASSERT_EQ(local * tile_items, diagonal[split]);
+        ASSERT_EQ(std::min(totals[pair], (local + 1) * tile_items), diagonal[split + 1]);
+        covered[pair] += diagonal[split + 1] - diagonal[split];
+      }
+      EXPECT_EQ(totals, covered) << "ranks " << ranks << " pass " << pass;
+    }
+  }
+}
+
 // ------------------------------------------------------------------ temp layout
 TEST(NcclSortLayout, RegionsAreAlignedAndDisjointWhereTheyLiveTogether) {
   for (int ranks : {2, 3, 8, 100}) {

@@ -291,6 +291,34 @@ inline std::int64_t merge_pass_tiles(const std::int64_t* run_offsets, int ranks,
     tiles += merge_pair_tiles(merge_pair(run_offsets, ranks, pass, pair), tile_items);
   return tiles;
 }
+// A pass's kernels find their pair from its first tile (`first_tile(i)`,
+// ascending in i): merge tile t belongs to the last pair whose first tile is
+// at or before t (an empty pair owns no tile, and the pair after it starts
+// at the same tile); pair i owns tiles + 1 splits (merge-path cuts at
+// 0, T, 2T, ..., its end), numbered from first_tile(i) + i.
+template <typename FirstTile>
+TILESORT_HD int pair_of_tile(FirstTile first_tile, int pairs, std::int64_t tile) {
+  int lo = 0, hi = pairs - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (first_tile(mid) <= tile) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+template <typename FirstTile>
+TILESORT_HD int pair_of_split(FirstTile first_tile, int pairs, std::int64_t split) {
+  return pair_of_tile([&](int i) { return first_tile(i) + i; }, pairs, split);
+}
+// The output position (merge-path diagonal) of a pair's split k: k tiles in, at most its end.
+TILESORT_HD std::int64_t split_diagonal(std::int64_t k, std::int64_t total, std::int64_t tile_items) {
+  const std::int64_t diagonal = k * tile_items;
+  return diagonal < total ? diagonal : total;
+}
+
 // An upper bound on any pass's tiles for n outputs, and the pair entries of all passes.
 TILESORT_HD constexpr std::int64_t max_merge_tiles(std::int64_t n, int ranks, std::int64_t tile_items) {
   return ceil_div(n, tile_items) + ranks;

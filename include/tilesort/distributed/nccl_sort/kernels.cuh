@@ -14,9 +14,10 @@
 //                            lengths, first tile), from the gathered cuts;
 //   merge_split_kernel       one thread per tile boundary: its merge-path split;
 //   merge_tile_kernel        one block per tile of outputs: load A's and B's
-//                            parts into shared memory, merge (ties from A:
-//                            stable in rank order), store coalesced; values
-//                            follow their keys by each output's source index.
+//                            parts into shared memory, merge (merge path, then
+//                            thread/ serial_merge; ties from A: stable in rank
+//                            order), store coalesced; values follow their keys
+//                            by each output's source index.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -235,36 +236,19 @@ __global__ void merge_plan_kernel(const std::int64_t* cuts, std::int64_t* run_of
   }
 }
 
-// The pair that holds tile `tile` (the last pair whose first tile is at or
-// before it: empty pairs own no tile), or, with `per_pair` 1, the pair that
-// holds split `tile` (pair i owns tiles + 1 splits, from first_tile + i).
-template <typename Entry>
-__device__ int find_pair(const Entry* pairs, int pair_count, std::int64_t index, int per_pair) {
-  int lo = 0, hi = pair_count - 1;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (pairs[mid].first_tile + std::int64_t(mid) * per_pair <= index) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return lo;
-}
-
 // One thread per split: pair i's split k is the number of A's keys among
 // its first k * tile_items outputs.
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void merge_split_kernel(const merge_pair_entry<Key, Value>* pairs, int pair_count, std::int64_t* splits,
                                    std::int64_t split_count, Compare comp) {
+  namespace plan = tilesort::detail;
   const std::int64_t index = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (index >= split_count) return;
-  const int pair = find_pair(pairs, pair_count, index, 1);
+  const int pair = plan::pair_of_split([&](int i) { return pairs[i].first_tile; }, pair_count, index);
   const merge_pair_entry<Key, Value> e = pairs[pair];
-  const std::int64_t total = e.a_count + e.b_count;
-  std::int64_t diagonal = (index - e.first_tile - pair) * Policy::tile_items;
-  diagonal = diagonal < total ? diagonal : total;
-  splits[index] = tilesort::detail::merge_path(e.a_keys, e.a_count, e.b_keys, e.b_count, diagonal, comp);
+  const std::int64_t diagonal =
+      plan::split_diagonal(index - e.first_tile - pair, e.a_count + e.b_count, Policy::tile_items);
+  splits[index] = plan::merge_path(e.a_keys, e.a_count, e.b_keys, e.b_count, diagonal, comp);
 }
 
 // One block per tile. Shared memory holds the tile's part of A, then of B;
@@ -283,7 +267,7 @@ __global__ void __launch_bounds__(Policy::threads)
   __shared__ int source[pairs_sorted ? tile_items : 1];
 
   const std::int64_t tile = blockIdx.x;
-  const int pair = find_pair(pairs, pair_count, tile, 0);
+  const int pair = tilesort::detail::pair_of_tile([&](int i) { return pairs[i].first_tile; }, pair_count, tile);
   const merge_pair_entry<Key, Value> e = pairs[pair];
   const std::int64_t local = tile - e.first_tile;
   const std::int64_t split = e.first_tile + pair + local;
@@ -300,25 +284,15 @@ __global__ void __launch_bounds__(Policy::threads)
     tile_keys[i] = i < a_count ? e.a_keys[a_begin + i] : e.b_keys[b_begin + (i - a_count)];
   __syncthreads();
 
+  // This thread's outputs [diagonal, diagonal + items): its merge-path split,
+  // then the thread level's serial merge (from: each output's tile position).
   const int diagonal = threadIdx.x * items;
   Key merged[items];
   int from[items];
   if (diagonal < count) {
     const Key* a = &tile_keys[0];
-    const Key* b = &tile_keys[0] + a_count;
-    int ai = tilesort::detail::merge_path(a, a_count, b, b_count, diagonal, comp);
-    int bi = diagonal - ai;
-    TILESORT_UNROLL
-    for (int k = 0; k < items; ++k) {
-      const bool take_b = bi < b_count && (ai >= a_count || comp(b[bi], a[ai]));
-      from[k] = take_b ? a_count + bi : ai;
-      merged[k] = tile_keys[from[k] < count ? from[k] : 0];
-      if (take_b) {
-        ++bi;
-      } else {
-        ++ai;
-      }
-    }
+    const int split = tilesort::detail::merge_path(a, a_count, a + a_count, b_count, diagonal, comp);
+    tilesort::serial_merge(a, split, a_count, a_count + diagonal - split, count, merged, from, comp);
   }
   __syncthreads();
   TILESORT_UNROLL
