@@ -291,6 +291,10 @@ cudaError_t nccl_sort(void* d_temp, std::size_t& temp_bytes, const Key* keys_in,
     return cudaSuccess;
   }
   const plan::nccl_sort_layout l = layout_for<Key, Value>(ranks, sizing == cudaSuccess ? n_local : 0, local_bytes);
+  // A non-sticky error an earlier call left behind is not this call's: cleared
+  // here, it cannot fail the launch checks below and so keep this rank out of
+  // the header exchange the others wait in (a sticky one fails the launches anyway).
+  (void)cudaGetLastError();
   cudaError_t status = sizing;
   if (status == cudaSuccess)
     status = check_local(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n_local, l.total);
