@@ -19,7 +19,7 @@ roots = ["include", "python/src"]
 header_ext = (".cuh", ".h", ".hpp")
 source_ext = header_ext + (".cu", ".cpp", ".cc")
 max_lines = 800
-levels = {"detail": 1, "thread": 2, "warp": 3, "block": 4, "device": 5}
+levels = {"detail": 1, "thread": 2, "warp": 3, "block": 4, "device": 5, "distributed": 6}
 
 date = re.compile(r"\b(19|20)\d\d-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b")
 hex_word = re.compile(r"(?<![0-9A-Za-z_])(?<!0x)(?<!0X)[0-9a-f]{7,40}(?![0-9A-Za-z_])")

@@ -9,6 +9,8 @@
 #   scripts/gpu-check.sh python [bench ARGS]    build and test the Python package (python/), or
 #                                               run its example and benchmark
 #   scripts/gpu-check.sh all                    every phase in turn (no time limit of its own)
+#   scripts/gpu-check.sh nccl [cpp|python]      the distributed sort on every GPU (2 or 4): its tests,
+#                                               example, benchmark and Python test (see run_nccl)
 #
 # The parts that cover everything: sanitize memcheck, sanitize synccheck,
 # sanitize racecheck 1/4 to 4/4. Each phase ends with a summary that
@@ -210,6 +212,139 @@ run_python() {  # run_python [bench ARGS...]
   cat "$OUT/python-bench.txt"
 }
 
+# ------------------------------------------------------------------ nccl
+# The distributed sort (tilesort::nccl) on every GPU of the machine, each step
+# with its own time limit, about 5 minutes in all on 4 GPUs:
+#   gpu_nccl_sort            its GPU tests: one process with a thread per GPU
+#                            (2..G ranks), and one process per GPU;
+#   example_distributed_sort 2^24 keys per GPU, the global check;
+#   tilesort-bench-nccl      strong scaling (2^28, 2^29, 2^30 u32 keys, u64 keys,
+#                            u32 pairs over 1, 2, 4 GPUs), weak scaling (2^28 per
+#                            GPU), phase times, NCCL's all-to-all of the same bytes
+#                            (nccl-bench.json, nccl-bench.txt);
+#   python/tests/test_distributed.py under torchrun --nproc-per-node 2, when
+#                            torch, nanobind and scikit-build-core are there (its
+#                            two extension modules build in the background meanwhile).
+# `nccl cpp` runs the C++ steps alone, `nccl python` the Python build and test
+# alone (a warm machine keeps build-python-nccl/, so a second run starts at once).
+# The C++ programs come from third_party/prebuilt-nccl/nccl.tar.xz
+# (scripts/pack-prebuilt-nccl.sh; or GPU_CHECK_NCCL_PREBUILT=path), else they
+# are built here (with third_party/googletest carried). They run against the
+# NCCL of torch's wheel (nvidia-nccl), else the toolkit's. NVLink multicast
+# stays off in everything started (NCCL_NVLS_ENABLE=0). Knobs:
+# GPU_CHECK_NCCL_BENCH="ARGS" (tilesort-bench-nccl's arguments),
+# GPU_CHECK_DRY_RUN=1 (print the steps, run nothing: for a machine without GPUs).
+nccl_wheel_root() {  # the folder of torch's nvidia-nccl wheel, if any
+  python3 -c "import nvidia.nccl as n; print(list(n.__path__)[0])" 2>/dev/null
+}
+nccl_library_dir() {
+  local d
+  for d in "$(nccl_wheel_root)/lib" /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib; do
+    [ -f "$d/libnccl.so.2" ] && { echo "$d"; return; }
+  done
+}
+# nccl_step NAME LIMIT LOG COMMAND...: runs within LIMIT seconds (and the phase deadline);
+# sets step_rc (124: timed out).
+nccl_step() {
+  local name=$1 limit=$2 log=$3 t
+  shift 3
+  t=$(left)
+  [ "$limit" -lt "$t" ] && t=$limit
+  echo "== nccl $name (limit ${t} s): $*"
+  if [ "${GPU_CHECK_DRY_RUN:-0}" = 1 ]; then
+    step_rc="dry run"
+    return
+  fi
+  timeout "$t" "$@" >"$log" 2>&1
+  step_rc=$?
+  [ "$step_rc" = 124 ] && step_rc="124 (TIMED OUT)"
+}
+nccl_python_build() {  # tilesort._ext and tilesort._nccl into build-python-nccl/site (plain CMake)
+  local wheel jobs=$(( $(nproc) > 10 ? $(nproc) - 8 : 2 ))  # (14 units of several minutes each: all at once)
+  python3 -c "import torch, nanobind, scikit_build_core" || return 3
+  wheel=$(nccl_wheel_root)
+  cmake -S python -B build-python-nccl -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DPython_EXECUTABLE="$(command -v python3)" -Dnanobind_DIR="$(python3 -m nanobind --cmake_dir)" \
+    ${wheel:+-DNCCL_ROOT="$wheel"} &&
+    nice -n 10 ninja -C build-python-nccl -j "$jobs" _ext _nccl &&
+    mkdir -p build-python-nccl/site/tilesort &&
+    cp python/tilesort/*.py build-python-nccl/site/tilesort/ &&
+    cp build-python-nccl/_ext*.so build-python-nccl/_nccl*.so build-python-nccl/site/tilesort/
+}
+nccl_cpp_steps() {  # the tests, the example and the benchmark, from the programs in $1
+  local bin=$1 pass fail skip line
+  nccl_step tests 240 "$logs/tests.log" "$bin/gpu_nccl_sort"
+  pass=$(grep -oE "^\[  PASSED  \] [0-9]+" "$logs/tests.log" 2>/dev/null | grep -oE "[0-9]+$")
+  fail=$(grep -oE "^\[  FAILED  \] [0-9]+ tests?, listed below" "$logs/tests.log" 2>/dev/null | grep -oE "[0-9]+" | head -1)
+  skip=$(grep -oE "^\[  SKIPPED \] [0-9]+" "$logs/tests.log" 2>/dev/null | grep -oE "[0-9]+$")
+  note "nccl tests: rc=$step_rc passed=${pass:-0} failed=${fail:-0} skipped=${skip:-0}"
+  grep -E "^\[  FAILED  \] [A-Za-z_].* \([0-9]+ ms\)$" "$logs/tests.log" 2>/dev/null | head -8
+  # Example.
+  nccl_step example 90 "$logs/example.log" "$bin/example_distributed_sort"
+  note "nccl example: rc=$step_rc: $(grep -E "^(global check|sort:)" "$logs/example.log" 2>/dev/null | tr '\n' ' ')"
+  # Benchmark.
+  # shellcheck disable=SC2086  # the knob is a list of words
+  nccl_step bench 270 "$OUT/nccl-bench.err" "$bin/tilesort-bench-nccl" ${GPU_CHECK_NCCL_BENCH:-} --json "$OUT/nccl-bench.json"
+  [ -f "$OUT/nccl-bench.err" ] && mv "$OUT/nccl-bench.err" "$OUT/nccl-bench.txt"
+  note "nccl bench: rc=$step_rc ($((SECONDS - start)) s so far)"
+  while read -r line; do note "  $line"; done < <(grep -E "GPUs:|WRONG|FAILED" "$OUT/nccl-bench.txt" 2>/dev/null)
+}
+run_nccl() {  # run_nccl [cpp|python]
+  local only=${1:-} start=$SECONDS logs=$OUT/nccl-logs bin=build-nccl-prebuilt gpus lib py_pid="" py_rc
+  local archive=${GPU_CHECK_NCCL_PREBUILT:-third_party/prebuilt-nccl/nccl.tar.xz}
+  local dry=${GPU_CHECK_DRY_RUN:-0}
+  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+  mkdir -p "$logs"
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  lib=$(nccl_library_dir)
+  [ -n "$lib" ] && export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  note "nccl: $gpus GPU(s); libnccl.so.2 from ${lib:-NOWHERE (the programs will not start)}"
+  if [ "$dry" != 1 ] && [ "$only" != cpp ]; then  # the Python extensions build while the C++ steps run
+    (nccl_python_build >"$logs/python-build.log" 2>&1; echo $? >"$logs/python-build.rc") &
+    py_pid=$!
+  fi
+  # The C++ programs.
+  if [ "$only" = python ]; then
+    :
+  elif [ -f "$archive" ]; then
+    if [ "$dry" = 1 ]; then tar -tJf "$archive"; else tar -xJf "$archive"; fi
+    note "nccl build: programs from $archive (commit $(head -1 "$(dirname "$archive")/commit.txt" 2>/dev/null || echo unknown))"
+  else
+    bin=build-gpu-nccl/bin
+    local gtest=$PWD/third_party/googletest
+    [ -f "$gtest/CMakeLists.txt" ] || gtest=/usr/src/googletest
+    nccl_step build 400 "$logs/build.log" bash -c "cmake -S . -B build-gpu-nccl -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DTILESORT_GTEST_SOURCE_DIR=$gtest -DNCCL_ROOT=$(dirname "${lib:-/x}") &&
+      ninja -C build-gpu-nccl -j $(nproc) tests/nccl/gpu_nccl_sort examples/example_distributed_sort \
+      bench/nccl/tilesort-bench-nccl && mkdir -p $bin && cp build-gpu-nccl/tests/nccl/gpu_nccl_sort \
+      build-gpu-nccl/examples/example_distributed_sort build-gpu-nccl/bench/nccl/tilesort-bench-nccl $bin/"
+    note "nccl build here: rc=$step_rc ($((SECONDS - start)) s)"
+  fi
+  [ "$only" = python ] || nccl_cpp_steps "$bin"
+  # Python, under torchrun.
+  if [ -n "$py_pid" ]; then
+    while kill -0 "$py_pid" 2>/dev/null && [ "$(left)" -gt 100 ]; do sleep 2; done
+    if kill -0 "$py_pid" 2>/dev/null; then
+      kill "$py_pid" 2>/dev/null
+      note "nccl python: NOT RUN (the extensions were still building at the deadline; see python-build.log)"
+    elif [ "$(cat "$logs/python-build.rc")" = 3 ]; then
+      note "nccl python: NOT RUN (python3 lacks torch, nanobind or scikit-build-core)"
+    elif [ "$(cat "$logs/python-build.rc")" != 0 ]; then
+      note "nccl python: build FAILED, see python-build.log"
+      grep -E "error|FAILED" "$logs/python-build.log" | head -10
+    else
+      nccl_step python 200 "$logs/python.log" env PYTHONPATH="$PWD/build-python-nccl/site" PYTHONUNBUFFERED=1 \
+        python3 -m torch.distributed.run --nproc-per-node 2 python/tests/test_distributed.py
+      py_rc=$step_rc
+      note "nccl python (torchrun, 2 processes): rc=$py_rc, $(grep -c "rank passed" "$logs/python.log") of 2 ranks passed"
+    fi
+  elif [ "$only" != cpp ]; then
+    note "nccl python (dry run): build, then torchrun --nproc-per-node 2 python/tests/test_distributed.py"
+  fi
+  note "nccl: done in $((SECONDS - start)) s"
+  (cd "$OUT" && tar czf nccl-logs.tgz nccl-logs && rm -rf nccl-logs)
+}
+
 phase=${1:-}
 shift || true
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader >>"$OUT/gpu.txt" 2>&1
@@ -219,6 +354,7 @@ case $phase in
   sanitize) run_sanitize "$@" ;;
   bench) run_bench "$@" ;;
   python) run_python "$@" ;;
+  nccl) run_nccl "$@" ;;
   all)
     deadline=$((1 << 30))
     run_tests
