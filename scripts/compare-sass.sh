@@ -45,11 +45,7 @@ def kernels(path):
         if name is None:
             continue
         m = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s*(.*?)\s*;?\s*/\*", line)
-        if not m:
-            if re.match(r"\s*\.(L_x_\d+|text)", line) or "code for sm_" in line or "Fatbin" in line:
-                continue
-            if line.strip().startswith(".") or not line.strip() or line.strip().startswith("/*"):
-                continue
+        if not m:  # labels, headers, encodings: not instructions
             continue
         text = m.group(1)
         text = re.sub(r"_Z\w+", "SYM", text)

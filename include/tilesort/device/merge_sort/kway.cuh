@@ -79,9 +79,7 @@ TILESORT_DEVICE void merge_sort_cut_lanes(const Key* keys, const kway_pass_shape
 template <int Ways, typename Key, typename Compare>
 __global__ void merge_sort_cut_kernel(const Key* keys, kway_pass_shape pass, std::int64_t* cuts,
                                       const unsigned* skip_unless_zero, Compare comp) {
-  allow_next_kernel();
-  wait_for_previous_kernel();  // keys are the previous kernel's output
-  if (skip_requested(skip_unless_zero)) return;
+  if (!begin_dependent_kernel(skip_unless_zero)) return;  // keys are the previous kernel's output
   merge_sort_cut_lanes<Ways>(keys, pass, cuts, comp);
 }
 
@@ -353,9 +351,7 @@ __global__ void __launch_bounds__(Policy::merge_threads, Policy::merge_min_block
                            const std::int64_t* cuts, kway_pass_shape pass, const unsigned* skip_unless_zero,
                            unsigned* tiles_taken, Compare comp) {
   using storage_type = merge_sort_kway_storage<Key, Value, Policy::merge_tile_items>;
-  allow_next_kernel();
-  wait_for_previous_kernel();  // cuts and keys_src are earlier kernels' output
-  if (skip_requested(skip_unless_zero)) return;
+  if (!begin_dependent_kernel(skip_unless_zero)) return;  // cuts and keys_src are earlier kernels' output
   auto& storage = *reinterpret_cast<storage_type*>(merge_sort_smem);
   if constexpr (Persistent) {
     merge_sort_kway_tiles<Policy>(storage, keys_src, keys_dst, values_src, values_dst, cuts, pass, tiles_taken, comp);
