@@ -197,7 +197,7 @@ row run_config(const std::string& type, int gpus, std::int64_t n_local, const op
     cudaStream_t stream = nullptr;
     Key *keys_in = nullptr, *keys = nullptr;
     value_type *values_in = nullptr, *values = nullptr;
-    void *temp = nullptr, *a2a_out = nullptr;
+    void *temp = nullptr, *a2a_in = nullptr, *a2a_out = nullptr;
     unsigned long long* check = nullptr;
     std::size_t temp_bytes = 0;
     cudaEvent_t ev[5] = {};
@@ -212,7 +212,10 @@ row run_config(const std::string& type, int gpus, std::int64_t n_local, const op
         BENCH_CUDA(cudaMalloc(&values_in, n * sizeof(value_type)));
         BENCH_CUDA(cudaMalloc(&values, n * sizeof(value_type)));
       }
-      if (gpus > 1) BENCH_CUDA(cudaMalloc(&a2a_out, n * item_bytes));
+      if (gpus > 1) {  // NCCL's own all-to-all of the same items (keys and values: item_bytes each)
+        BENCH_CUDA(cudaMalloc(&a2a_in, n * item_bytes));
+        BENCH_CUDA(cudaMalloc(&a2a_out, n * item_bytes));
+      }
       BENCH_CUDA(cudaMalloc(&check, 4 * sizeof(unsigned long long)));
       BENCH_CUDA(cudaMemsetAsync(check, 0, 4 * sizeof(unsigned long long), stream));
       make_items<<<2048, 256, 0, stream>>>(keys_in, values_in, n_local, mix(std::uint64_t(rank) + 977 * n_local));
@@ -282,7 +285,7 @@ row run_config(const std::string& type, int gpus, std::int64_t n_local, const op
           send_offset[d + 1] = send_offset[d] + r.send_counts[d];
           recv_offset[d + 1] = recv_offset[d] + r.recv_counts[d];
         }
-        const char* from = reinterpret_cast<const char*>(keys_in);
+        const char* from = static_cast<const char*>(a2a_in);
         char* to = static_cast<char*>(a2a_out);
         BENCH_NCCL(ncclGroupStart());
         for (int d = 0; d < gpus; ++d) {
@@ -320,7 +323,7 @@ row run_config(const std::string& type, int gpus, std::int64_t n_local, const op
     for (auto& e : ev)
       if (e != nullptr) cudaEventDestroy(e);
     for (void* p : {static_cast<void*>(keys_in), static_cast<void*>(keys), static_cast<void*>(values_in),
-                    static_cast<void*>(values), temp, a2a_out, static_cast<void*>(check)})
+                    static_cast<void*>(values), temp, a2a_in, a2a_out, static_cast<void*>(check)})
       if (p != nullptr) cudaFree(p);
     if (stream != nullptr) cudaStreamDestroy(stream);
   };
@@ -364,7 +367,7 @@ row run_config(const std::string& type, int gpus, std::int64_t n_local, const op
   for (int r = 0; r < gpus; ++r) {
     descents += checks[4 * r];
     after += checks[4 * r + 1];
-    before += checks[4 * r + 2];
+    before += checks[4 * r + 3];
     if (r > 0 && n_local > 0 && edges[2 * r] < edges[2 * r - 1]) edges_ok = false;
   }
   result.verified = descents == 0 && after == before && edges_ok;
