@@ -49,8 +49,10 @@ TYPED_TEST(SortPositions, EveryDistributionEitherSideOfTheProbe) {
   REQUIRE_GPU();
   using carried = std::uint32_t;
   const auto& row = tilesort::detail::sort_choice_for(sizeof(TypeParam), sizeof(carried));
-  std::vector<std::int64_t> sizes = {row.radix_from + 1};
-  if (!small_run()) sizes.push_back(row.radix_probe_from + 5);
+  const std::int64_t probe_from =
+      row.radix_from != tilesort::detail::radix_never ? row.radix_probe_from : row.probe_from;
+  std::vector<std::int64_t> sizes = {tilesort::detail::positions_radix_from + 1};
+  if (!small_run()) sizes.push_back(probe_from + 5);
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
   for (const std::int64_t n : sizes)
@@ -69,7 +71,8 @@ TEST(SortPositions, NotSupportedBelowTheRadixSort) {
   const std::uint32_t* in = nullptr;
   EXPECT_EQ(cudaErrorNotSupported,
             tilesort::detail::sort_positions(nullptr, bytes, in, static_cast<std::uint32_t*>(nullptr),
-                                             static_cast<std::int64_t*>(nullptr), 1000, tilesort::less{},
+                                             static_cast<std::int64_t*>(nullptr),
+                                             tilesort::detail::positions_radix_from - 1, tilesort::less{},
                                              cudaStream_t(0)));
   EXPECT_EQ(std::size_t(12345), bytes);
   EXPECT_EQ(cudaSuccess, cudaGetLastError());

@@ -217,11 +217,15 @@ TEST(SortChoice, RadixFromItsRowsBound) {
   for (std::size_t r = 0; r < rows; ++r) {
     const sort_choice_row& row = sort_choice_table[r];
     SCOPED_TRACE("row " + std::to_string(r));
-    if (row.max_key_bytes == SIZE_MAX) {
-      EXPECT_EQ(radix_never, row.radix_from);
+    const std::size_t key = row.max_key_bytes == SIZE_MAX ? 64 : row.max_key_bytes;
+    const std::size_t value = row.max_value_bytes == SIZE_MAX ? 64 : row.max_value_bytes;
+    if (row.max_key_bytes == SIZE_MAX || row.max_key_bytes == 8) EXPECT_EQ(radix_never, row.radix_from);
+    if (row.radix_from == radix_never) {
+      EXPECT_EQ(probe_never, row.radix_probe_from);
+      EXPECT_NE(sort_algorithm::radix, choose_sort_algorithm(INT64_MAX, key, value, false, true));
+      EXPECT_EQ(front_door_probes(INT64_MAX, key, value, false), front_door_probes(INT64_MAX, key, value, true));
       continue;
     }
-    const std::size_t key = row.max_key_bytes, value = row.max_value_bytes;
     EXPECT_GT(row.radix_from, row.bitonic_up_to);
     EXPECT_NE(sort_algorithm::radix, choose_sort_algorithm(row.radix_from - 1, key, value, false, true));
     EXPECT_EQ(sort_algorithm::radix, choose_sort_algorithm(row.radix_from, key, value, false, true));
@@ -235,6 +239,13 @@ TEST(SortChoice, RadixFromItsRowsBound) {
   // Bitonic keys stay bitonic up to their bound even when radix-sortable.
   EXPECT_EQ(sort_algorithm::bitonic, choose_sort_algorithm(1000, 4, 0, true, true));
   EXPECT_EQ(sort_algorithm::radix, choose_sort_algorithm(std::int64_t(1) << 20, 2, 0, false, true));
+  // Where measured (docs/tuning/front_door.md): 4-byte keys alone and with
+  // 4-byte values from 2^20, probed from 2^24; 8-byte keys never.
+  EXPECT_EQ(std::int64_t(1) << 20, sort_choice_for(4, 0).radix_from);
+  EXPECT_EQ(std::int64_t(1) << 20, sort_choice_for(4, 4).radix_from);
+  EXPECT_EQ(std::int64_t(1) << 24, sort_choice_for(4, 4).radix_probe_from);
+  EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm(std::int64_t(1) << 24, 8, 8, false, true));
+  EXPECT_EQ(sort_algorithm::sample, choose_sort_algorithm(std::int64_t(1) << 26, 8, 0, false, true));
 }
 
 // The probe runs from the row's probe_from on, above the bitonic sort's

@@ -77,23 +77,26 @@ TILESORT_HD constexpr bool probe_looks_sorted(int descents) { return descents <=
 // number is where the measurement put the crossover; the measurements are in
 // docs/tuning/front_door.md. The radix columns apply to keys with a radix
 // image (tilesort::less / greater on integers and floats, or a bits_order).
+// detail::sort_positions (keys with the int64 positions the sort makes: the
+// Python package's one-array sorts) takes the radix sort from
+// positions_radix_from whatever the row says: it carries 4-byte positions
+// where the others would carry 8-byte ones.
+inline constexpr std::int64_t positions_radix_from = std::int64_t(1) << 20;
 inline constexpr sort_choice_row sort_choice_table[] = {
-    // 1- and 2-byte keys: the merge sort, the radix sort (one or two passes) from 2^14.
-    {2, 0, sample_never, 0, probe_never, std::int64_t(1) << 14, probe_never},
+    // 1- and 2-byte keys: the merge sort, the radix sort (one or two passes) from 2^16.
+    {2, 0, sample_never, 0, probe_never, std::int64_t(1) << 16, probe_never},
     // 4-byte keys: the bitonic sort wins up to 2^16; the sample sort's 1-4% from 2^26 is
-    // too close to move; the probe costs random keys at most 5% from 2^23; radix from
-    // 2^17, probed from 2^24.
-    {4, 0, sample_never, std::int64_t(1) << 16, std::int64_t(1) << 23, std::int64_t(1) << 17, std::int64_t(1) << 24},
-    // 4-byte keys with 4-byte values: the sample sort wins from 2^25; probe from 2^23;
-    // radix from 2^17, probed from 2^24.
-    {4, 4, std::int64_t(1) << 25, 0, std::int64_t(1) << 23, std::int64_t(1) << 17, std::int64_t(1) << 24},
+    // too close to move; the probe costs random keys at most 5% from 2^23; the radix sort
+    // wins from 2^20 (the merge sort below), probed from 2^24 (at most 3% for random keys).
+    {4, 0, sample_never, std::int64_t(1) << 16, std::int64_t(1) << 23, std::int64_t(1) << 20, std::int64_t(1) << 24},
+    // 4-byte keys with 4-byte values: the sample sort wins from 2^25; probe from 2^23; the
+    // radix sort wins from 2^20, probed from 2^24.
+    {4, 4, std::int64_t(1) << 25, 0, std::int64_t(1) << 23, std::int64_t(1) << 20, std::int64_t(1) << 24},
     // 8-byte keys: the bitonic sort wins up to 2^13, the sample sort from 2^25; probe from
-    // 2^23; radix from 2^17, probed from 2^23.
-    {8, 0, std::int64_t(1) << 25, std::int64_t(1) << 13, std::int64_t(1) << 23, std::int64_t(1) << 17,
-     std::int64_t(1) << 23},
-    // 8-byte keys with 8-byte values: the merge sort; the probe pays from 2^22; radix from
-    // 2^17, probed from 2^23.
-    {8, 8, sample_never, 0, std::int64_t(1) << 22, std::int64_t(1) << 17, std::int64_t(1) << 23},
+    // 2^23; the radix sort loses to them on random keys (0.73-0.93x), so never here.
+    {8, 0, std::int64_t(1) << 25, std::int64_t(1) << 13, std::int64_t(1) << 23, radix_never, probe_never},
+    // 8-byte keys with 8-byte values: the merge sort; the probe pays from 2^22; no radix.
+    {8, 8, sample_never, 0, std::int64_t(1) << 22, radix_never, probe_never},
     // Anything wider: the merge sort (catch-all).
     {SIZE_MAX, SIZE_MAX, sample_never, 0, probe_never, radix_never, probe_never},
 };
@@ -114,7 +117,7 @@ constexpr sort_algorithm choose_sort_algorithm(std::int64_t n, std::size_t key_b
                                                bool stability_unobservable = false, bool radix_sortable = false) {
   const sort_choice_row& row = sort_choice_for(key_bytes, value_bytes);
   if (stability_unobservable && value_bytes == 0 && n <= row.bitonic_up_to) return sort_algorithm::bitonic;
-  if (radix_sortable && n >= row.radix_from) return sort_algorithm::radix;
+  if (radix_sortable && row.radix_from != radix_never && n >= row.radix_from) return sort_algorithm::radix;
   return row.sample_from != sample_never && n >= row.sample_from ? sort_algorithm::sample : sort_algorithm::merge;
 }
 
@@ -123,7 +126,8 @@ constexpr sort_algorithm choose_sort_algorithm(std::int64_t n, std::size_t key_b
 constexpr bool front_door_probes(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes,
                                  bool radix_sortable = false) {
   const sort_choice_row& row = sort_choice_for(key_bytes, value_bytes);
-  if (radix_sortable && n >= row.radix_from) return row.radix_probe_from != probe_never && n >= row.radix_probe_from;
+  if (radix_sortable && row.radix_from != radix_never && n >= row.radix_from)
+    return row.radix_probe_from != probe_never && n >= row.radix_probe_from;
   return row.probe_from != probe_never && n >= row.probe_from;
 }
 

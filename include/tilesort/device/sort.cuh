@@ -103,8 +103,10 @@ constexpr sort_algorithm front_door_choice(std::int64_t n) {
 // and whether they probe n keys.
 template <typename Key, typename Value, typename Compare>
 inline constexpr bool front_door_may_probe =
-    radix_sortable<Key, Compare>
-        ? sort_choice_for(sizeof(Key), value_bytes_of<Value>).radix_probe_from != probe_never
+    radix_sortable<Key, Compare> && sort_choice_for(sizeof(Key), value_bytes_of<Value>).radix_from != radix_never
+        ? sort_choice_for(sizeof(Key), value_bytes_of<Value>).radix_probe_from != probe_never ||
+              (merge_sort_setup<Key, Value>::kway &&
+               sort_choice_for(sizeof(Key), value_bytes_of<Value>).probe_from != probe_never)
         : merge_sort_setup<Key, Value>::kway &&
               sort_choice_for(sizeof(Key), value_bytes_of<Value>).probe_from != probe_never;
 template <typename Key, typename Value, typename Compare>
@@ -188,13 +190,13 @@ __global__ void sort_positions_seed_kernel(const Key* keys_in, Key* keys_out, st
 
 // The front door's stable sort of keys with each key's input position as an
 // int64 value made by the sort (no position array read): the Python
-// package's 1-D sort and argsort. Keys the front door sends to the radix
-// sort (radix_sortable, from the row's radix_from; n < 2^32): the radix sort
-// carries 4-byte positions and stores them as int64; where the row probes,
-// keys that look sorted take the locality sort instead (positions written,
-// then sorted in place with the keys). Elsewhere, size query included:
-// cudaErrorNotSupported, nothing done (the caller writes the positions and
-// calls sort_pairs).
+// package's 1-D sort and argsort. Keys with a radix image, from
+// positions_radix_from (detail/sort_choice.cuh) to 2^32: the radix sort
+// carries 4-byte positions and stores them as int64; where the row probes
+// (for 4-byte positions), keys that look sorted take the locality sort
+// instead (positions written, then sorted in place with the keys).
+// Elsewhere, size query included: cudaErrorNotSupported, nothing done (the
+// caller writes the positions and calls sort_pairs).
 template <typename Key, typename Compare>
 cudaError_t sort_positions(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                            std::int64_t* positions, std::int64_t n, Compare comp, cudaStream_t stream) {
@@ -203,10 +205,11 @@ cudaError_t sort_positions(void* d_temp, std::size_t& temp_bytes, const Key* key
     return cudaErrorNotSupported;
   } else {
     if (n < 0) return cudaErrorInvalidValue;
-    if (front_door_choice<Key, carried, Compare>(n) != sort_algorithm::radix || n > std::int64_t(UINT32_MAX))
-      return cudaErrorNotSupported;
+    if (n < positions_radix_from || n > std::int64_t(UINT32_MAX)) return cudaErrorNotSupported;
     using policy = radix_policy_for<Key, carried>;
-    if (!front_door_probes<Key, carried, Compare>(n))
+    const sort_choice_row& row = sort_choice_for(sizeof(Key), sizeof(carried));
+    const std::int64_t probe_from = row.radix_from != radix_never ? row.radix_probe_from : row.probe_from;
+    if (probe_from == probe_never || n < probe_from)
       return radix_sort_two_phase<policy, Key, carried, std::int64_t>(d_temp, temp_bytes, keys_in, keys_out, nullptr,
                                                                      positions, n, comp, stream, true);
     const radix_sort_plan plan = make_radix_sort_plan_for<policy, Key, carried, Compare>(n);
