@@ -201,7 +201,7 @@ run_python() {  # run_python [bench ARGS...]
   fi
   shift
   start=$SECONDS
-  export PYTHONPATH=$PWD/build-python/site:$PYTHONPATH
+  export PYTHONPATH=$PWD/build-python/site${PYTHONPATH:+:$PYTHONPATH}
   [ -d build-python/site ] || timeout "$(left)" scripts/test-python.sh --co -q >>"$OUT/python.log" 2>&1
   python3 python/examples/ragged_rows.py >>"$OUT/python.log" 2>&1
   note "python example: rc=$?"
