@@ -30,23 +30,13 @@
 
 namespace tilesort::detail {
 
+// The unsigned integer of Bytes bytes (1, 2, 4 or 8).
 template <std::size_t Bytes>
-struct unsigned_bits;
-template <>
-struct unsigned_bits<1> {
-  using type = std::uint8_t;
-};
-template <>
-struct unsigned_bits<2> {
-  using type = std::uint16_t;
-};
-template <>
-struct unsigned_bits<4> {
-  using type = std::uint32_t;
-};
-template <>
-struct unsigned_bits<8> {
-  using type = std::uint64_t;
+struct unsigned_bits {
+  static_assert(Bytes == 1 || Bytes == 2 || Bytes == 4 || Bytes == 8, "keys of 1, 2, 4 or 8 bytes");
+  using type = std::conditional_t<
+      Bytes == 1, std::uint8_t,
+      std::conditional_t<Bytes == 2, std::uint16_t, std::conditional_t<Bytes == 4, std::uint32_t, std::uint64_t>>>;
 };
 
 // Keys with a native image.
