@@ -131,9 +131,8 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
   TILESORT_RETURN_IF_ERROR(remembered_grid<histogram>(policy::histogram_threads, 0, histogram_resident));
   TILESORT_RETURN_IF_ERROR(remembered_grid<onesweep>(policy::threads, onesweep_shared, onesweep_resident));
   const std::int64_t histogram_step = std::int64_t(policy::histogram_threads) * policy::histogram_items;
-  int sms = 0, device = 0;
-  TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
-  TILESORT_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int sms = 0;
+  TILESORT_RETURN_IF_ERROR(device_sm_count(sms));
   const std::int64_t histogram_grid =
       std::min<std::int64_t>({ceil_div(plan.n, histogram_step), std::int64_t(sms) * policy::histogram_blocks_per_sm,
                               std::int64_t(histogram_resident)});

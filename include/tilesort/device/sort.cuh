@@ -88,6 +88,16 @@ __global__ void __launch_bounds__(sort_probe_policy::threads)
   }
 }
 
+// The probe in front of the locality sort of (Key, Value) items: one block,
+// its pairs a blocksort tile of that sort apart; first of the call's kernels.
+template <typename Key, typename Value, typename Compare>
+cudaError_t launch_sort_probe(const Key* keys, std::int64_t n, merge_control* control, Compare comp,
+                              cudaStream_t stream) {
+  using locality_policy = typename locality_setup<Key, Value>::policy;
+  return launch_kernel(sort_probe_kernel<Key, Compare>, 1, sort_probe_policy::threads, 0, stream, false, keys, n,
+                       std::int64_t(locality_policy::tile_items), control, comp);
+}
+
 // The algorithm sort_keys (Value = no_value) or sort_pairs runs for n keys
 // (without a probe, or where the probe finds the keys unsorted).
 template <typename Key, typename Value, typename Compare>
@@ -155,9 +165,7 @@ cudaError_t sort_probed(sort_algorithm algorithm, void* d_temp, std::size_t& tem
     TILESORT_RETURN_IF_ERROR((resident_kway_grids<merge_policy, Key, Value, Compare>(gate.most)));
     gate.tiles_taken = control->kway_tiles_taken;
   }
-  using locality_policy = typename locality_setup<Key, Value>::policy;
-  TILESORT_RETURN_IF_ERROR(launch_kernel(sort_probe_kernel<Key, Compare>, 1, sort_probe_policy::threads, 0, stream,
-                                         false, keys_in, n, std::int64_t(locality_policy::tile_items), control, comp));
+  TILESORT_RETURN_IF_ERROR((launch_sort_probe<Key, Value>(keys_in, n, control, comp, stream)));
   TILESORT_RETURN_IF_ERROR(
       locality_sort_launch<true>(locality, d_temp, keys_in, keys_out, values_in, values_out, comp, stream));
   void* table_temp = static_cast<char*>(d_temp) + control_bytes;
@@ -223,9 +231,7 @@ cudaError_t sort_positions(void* d_temp, std::size_t& temp_bytes, const Key* key
     TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, positions, positions, true, n));
     TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, total));
     auto* control = static_cast<merge_control*>(d_temp);
-    using locality_policy = typename locality_setup<Key, std::int64_t>::policy;
-    TILESORT_RETURN_IF_ERROR(launch_kernel(sort_probe_kernel<Key, Compare>, 1, sort_probe_policy::threads, 0, stream,
-                                           false, keys_in, n, std::int64_t(locality_policy::tile_items), control, comp));
+    TILESORT_RETURN_IF_ERROR((launch_sort_probe<Key, std::int64_t>(keys_in, n, control, comp, stream)));
     unsigned seed_grid = 0;
     TILESORT_RETURN_IF_ERROR(remembered_grid<sort_positions_seed_kernel<Key>>(256, 0, seed_grid));
     TILESORT_RETURN_IF_ERROR(launch_kernel(sort_positions_seed_kernel<Key>, seed_grid, 256, 0, stream, false, keys_in,
