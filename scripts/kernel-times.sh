@@ -12,13 +12,22 @@
 # own, so short kernels read a few microseconds longer than in a stream;
 # compare kernels with each other, and time whole sorts with tilesort-bench.
 # BENCH=path overrides the benchmark binary (default build-gpu/bench/tilesort-bench).
+# The Python benchmark the same way (the package importable, e.g. PYTHONPATH
+# set as scripts/gpu-check.sh python does; torch's kernels show beside ours):
+#   scripts/kernel-times.sh python --family rows --types int32 --lengths 300 --against torch
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bench=${BENCH:-build-gpu/bench/tilesort-bench}
-[ -x "$bench" ] || { echo "no benchmark at $bench (run scripts/gpu-check.sh first, or set BENCH)" >&2; exit 2; }
+if [ "${1:-}" = python ]; then
+  shift
+  command=(python3 -m tilesort.bench --reps 1 --warmups 0 "$@")
+else
+  bench=${BENCH:-build-gpu/bench/tilesort-bench}
+  [ -x "$bench" ] || { echo "no benchmark at $bench (run scripts/gpu-check.sh first, or set BENCH)" >&2; exit 2; }
+  command=("$bench" --inline --reps 1 --warmups 0 "$@")
+fi
 csv=$(mktemp)
 trap 'rm -f "$csv"' EXIT
-ncu --clock-control none --metrics gpu__time_duration.sum --csv "$bench" --inline --reps 1 --warmups 0 "$@" \
+ncu --clock-control none --metrics gpu__time_duration.sum --csv "${command[@]}" \
   >"$csv" 2>/dev/null || { echo "ncu failed; run it by hand to see why" >&2; exit 1; }
 python3 - "$csv" <<'PY'
 import collections

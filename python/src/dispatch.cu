@@ -1,7 +1,9 @@
 // dispatch.cu — run_job, one Python call's device work in stream order.
-// One array with an index payload where the front door radix-sorts: one
-// library call on the keys as they are, which makes the positions itself
-// (positions_job). Otherwise a prologue kernel (ranks of keys that sort as
+// Rows (or one short array) of keys of up to 4 bytes with an index payload:
+// one library call on the keys as they are, packed with their positions by
+// the row sorters (rows_positions_job). One array with an index payload where
+// the front door radix-sorts: one library call on the keys as they are,
+// which makes the positions itself (positions_job). Otherwise a prologue kernel (ranks of keys that sort as
 // ranks, the index payload where the sort does not make it),
 // the library sort (run_sort picks the instantiation for the key width and
 // algorithm), and an epilogue kernel that turns sorted ranks back into the
@@ -169,6 +171,40 @@ cudaError_t positions_job(const sort_job& job, std::size_t& temp_bytes) {
   return run_sort(job.key_bytes, call, sort_bytes);
 }
 
+// The longest one array (a front job) that sorts as one row (rows_positions_job):
+// one launch of one block, against the front door's prologue, sort and epilogue.
+constexpr std::int64_t one_row_max_keys = 4096;
+
+// A job with an index payload whose keys (1, 2 or 4 bytes) sort in their own
+// width as rows, packed with their positions (algorithm::row_positions): uniform
+// rows that fit a row sorter, or one short array. No ranks, no index array,
+// no prologue or epilogue: one launch, no temp storage (size 0; the call reads none).
+// cudaErrorNotSupported: the job takes another path.
+cudaError_t rows_positions_job(const sort_job& job, std::size_t& temp_bytes) {
+  const bool one_row = job.algo == algorithm::front && job.n <= one_row_max_keys;
+  if (!job.index_payload || job.key_bytes > 4 || job.n <= 0 || !(job.algo == algorithm::rows || one_row))
+    return cudaErrorNotSupported;
+  sort_call call{};
+  call.algo = algorithm::row_positions;
+  call.keys_in = job.keys_in;
+  call.keys_out = job.keys_out;  // null: positions only
+  call.values_out = job.values_out;
+  call.n = job.n;
+  call.row_length = one_row ? job.n : job.row_length;
+  call.kind = job.kind;
+  call.inf_bits = job.inf_bits;
+  call.descending = job.descending;
+  call.stream = job.stream;
+  std::size_t sort_bytes = 0;
+  if (const cudaError_t error = run_sort(job.key_bytes, call, sort_bytes); error != cudaSuccess) return error;
+  if (job.temp == nullptr) {  // size query
+    temp_bytes = 0;
+    return cudaSuccess;
+  }
+  call.temp = job.values_out;  // any non-null address of sort_bytes: the row sorters read no temp storage
+  return run_sort(job.key_bytes, call, sort_bytes);
+}
+
 template <typename Bits>
 cudaError_t sort_for(const sort_call& call, std::size_t& temp_bytes) {
   switch (call.algo) {
@@ -202,6 +238,7 @@ auto with_host_order(int key_bytes, char kind, std::uint64_t inf_bits, bool desc
 
 cudaError_t run_job(const sort_job& job, std::size_t& temp_bytes) {
   if (job.n < 0) return cudaErrorInvalidValue;
+  if (const cudaError_t error = rows_positions_job(job, temp_bytes); error != cudaErrorNotSupported) return error;
   if (const cudaError_t error = positions_job(job, temp_bytes); error != cudaErrorNotSupported) return error;
   switch (job.key_bytes) {
     case 1: return job_for<std::uint8_t, std::uint32_t>(job, temp_bytes);
@@ -213,9 +250,13 @@ cudaError_t run_job(const sort_job& job, std::size_t& temp_bytes) {
 }
 
 cudaError_t run_sort(int key_bytes, const sort_call& call, std::size_t& temp_bytes) {
-  if (call.algo == algorithm::front_positions && key_bytes <= 2) {  // the only sort of 1- and 2-byte keys
+  if (call.algo == algorithm::front_positions && key_bytes <= 2) {  // the sorts of 1- and 2-byte keys
     if (key_bytes == 1) return sort_with<std::uint8_t, algorithm::front_positions>(call, temp_bytes);
     if (key_bytes == 2) return sort_with<std::uint16_t, algorithm::front_positions>(call, temp_bytes);
+  }
+  if (call.algo == algorithm::row_positions && key_bytes <= 2) {
+    if (key_bytes == 1) return sort_with<std::uint8_t, algorithm::row_positions>(call, temp_bytes);
+    if (key_bytes == 2) return sort_with<std::uint16_t, algorithm::row_positions>(call, temp_bytes);
   }
   switch (key_bytes) {
     case 4: return sort_for<std::uint32_t>(call, temp_bytes);

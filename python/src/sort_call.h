@@ -30,10 +30,13 @@ enum class algorithm : int {
   rows = 2,      // uniform rows of row_length keys: segmented_sort_*(segments::uniform)
   offsets = 3,   // CSR offsets (segments + 1 int64 entries): segmented_sort_*(segments::offsets)
   // Uniform rows whose payload is each key's position in its row (a sort_call
-  // only: run_job picks it for a rows job with index_payload):
+  // only: run_job picks it for a rows job with index_payload, and for a
+  // short front job of keys of up to 4 bytes, one row):
   // tilesort::detail::row_positions_sort, the positions made by the row
-  // sorter and written as int64, no index array filled or read.
-  // cudaErrorNotSupported for rows longer than its largest sorter.
+  // sorter and written as int64, no index array filled or read. Keys of 1,
+  // 2 and 4 bytes sort in their own width by their ranks, packed with their
+  // positions (keys_out may be null: argsort). cudaErrorNotSupported for rows
+  // longer than its largest sorter.
   row_positions = 4,
   // One array whose payload is each key's position (a sort_call only:
   // run_job picks it for a front job with index_payload where the front door
@@ -102,7 +105,7 @@ struct sort_job {
 cudaError_t run_job(const sort_job& job, std::size_t& temp_bytes);
 
 // Sorts (or sizes) `call` with keys of `key_bytes` (4 or 8; front_positions
-// also 1 and 2) bytes and 8-byte payloads. Returns the library's error code;
+// and row_positions also 1 and 2) bytes and 8-byte payloads. Returns the library's error code;
 // cudaErrorInvalidValue for another key width.
 cudaError_t run_sort(int key_bytes, const sort_call& call, std::size_t& temp_bytes);
 

@@ -10,8 +10,9 @@ median of --reps after --warmups. Families:
           two-pass torch workaround (stable sort by key, then by segment id)
   1d      one array of --sizes keys, --dists random (default), sorted, nearly
           (sorted, then neighbours swapped every 5 keys)
-  small   per-call time of small calls (one row of 1024, 1000 rows of 32):
-          event-timed ("lat") and host wall clock over back-to-back calls ("wall")
+  small   per-call time of small calls (one row of 1024, 1000 rows of 32, 1-D
+          arrays of 2^10 and 2^16; --types): event-timed ("lat") and host wall
+          clock over back-to-back calls ("wall")
 Progress goes to stderr, the table to stdout; --json writes every measurement
 in tilesort-bench's format (bench/plot.py draws it).
 
@@ -235,12 +236,15 @@ class Bench:
 
     def small(self):
         torch = self.torch
-        for shape in ((1024,), (1000, 32)):
-            x = random_keys(torch, shape, "float32")
-            dist = "1 row of 1024" if len(shape) == 1 else "1000 rows of 32"
-            for mode in ("lat", "wall"):
-                self.pair("python-small", "sort (values, indices)", "float32", x.numel(), dist,
-                          ("tilesort.sort", lambda: tilesort.sort(x)), [("torch.sort", lambda: torch.sort(x))], mode)
+        shapes = {"1 row of 1024": (1, 1024), "1000 rows of 32": (1000, 32), "1-D 2^10": (1 << 10,),
+                  "1-D 2^16": (1 << 16,)}
+        for dtype in self.args.types:
+            for dist, shape in shapes.items():
+                x = random_keys(torch, shape, dtype)
+                for mode in ("lat", "wall"):
+                    self.pair("python-small", "sort (values, indices)", dtype, x.numel(), dist,
+                              ("tilesort.sort", lambda: tilesort.sort(x)), [("torch.sort", lambda: torch.sort(x))],
+                              mode)
 
     def meta(self):
         torch = self.torch

@@ -159,12 +159,75 @@ TEST(SegmentedUniform, RowPositionsEveryLength) {
                                      false);
 }
 
+// Keys of up to 4 bytes with a 32-bit image sort packed with their
+// positions (one 64-bit word each): every native width and float type, a
+// bits_order that maps many keys to one image (stability through the
+// position bits), in place. Other keys keep the ranked path: a user key
+// under its comparator.
+struct high_bits {  // u32 keys by their top 24 bits: ties of unequal keys
+  __host__ __device__ std::uint32_t operator()(std::uint32_t x) const { return x >> 8; }
+};
+
+TEST(SegmentedUniform, RowPositionsPackedKeys) {
+  REQUIRE_GPU();
+  static_assert(tilesort::detail::packs_row_positions<std::int8_t, tilesort::less>());
+  static_assert(tilesort::detail::packs_row_positions<float, tilesort::greater>());
+  static_assert(tilesort::detail::packs_row_positions<std::uint32_t, tilesort::bits_order<high_bits>>());
+  static_assert(!tilesort::detail::packs_row_positions<std::uint64_t, tilesort::less>());
+  static_assert(!tilesort::detail::packs_row_positions<user_key, user_key_less>());
+  for (std::int64_t length : {3, 100, 512, 600, 4096, 16384}) {
+    const std::int64_t n = rows_for(length) * length - length / 3;
+    check_positions<__half>(n, length, distribution::nan_and_zero, tilesort::greater{}, false);
+    check_positions<__nv_bfloat16>(n, length, distribution::nan_and_zero, tilesort::less{}, true);
+    check_positions<std::int8_t>(n, length, distribution::random, tilesort::less{}, true);
+    check_positions<std::int16_t>(n, length, distribution::few_distinct, tilesort::greater{}, false);
+    check_positions<float>(n, length, distribution::nan_and_zero, tilesort::greater{}, true);
+    check_positions<std::uint32_t>(n, length, distribution::random, tilesort::order_by_bits(high_bits{}), false);
+    check_positions<user_key>(n, length, distribution::few_distinct, user_key_less{}, false);
+  }
+  if (!small_run())
+    for (std::int64_t length : {32, 300, 1024, 10000})
+      check_positions<float>((std::int64_t(1) << 21) + 5, length, distribution::random, tilesort::less{}, false);
+}
+
+// keys_out null: the positions alone (argsort), the input untouched.
+TEST(SegmentedUniform, RowPositionsOnly) {
+  REQUIRE_GPU();
+  for (std::int64_t length : {7, 300, 5000}) {
+    const std::int64_t n = rows_for(length) * length + 2;
+    const auto keys = make_keys<float>(n, distribution::nan_and_zero, fresh_seed());
+    device_buffer<float> d_keys(keys);
+    device_buffer<std::int64_t> d_positions(n);
+    d_positions.poison();
+    std::size_t temp_bytes = 0;
+    CUDA_ASSERT(tilesort::detail::row_positions_sort(nullptr, temp_bytes, d_keys.data(), static_cast<float*>(nullptr),
+                                                     d_positions.data(), n, length));
+    device_buffer<char> temp(temp_bytes);
+    CUDA_ASSERT(tilesort::detail::row_positions_sort(temp.data(), temp_bytes, d_keys.data(),
+                                                     static_cast<float*>(nullptr), d_positions.data(), n, length));
+    CUDA_ASSERT_LAUNCH();
+    const auto positions = d_positions.download();
+    for (std::int64_t begin = 0; begin < n; begin += length) {
+      const std::int64_t end = std::min(n, begin + length);
+      std::vector<std::int64_t> ref(end - begin);
+      for (std::int64_t i = 0; i < end - begin; ++i) ref[i] = i;
+      std::stable_sort(ref.begin(), ref.end(), [&](std::int64_t a, std::int64_t b) {
+        return tilesort::less{}(keys[begin + a], keys[begin + b]);
+      });
+      for (std::int64_t i = begin; i < end; ++i)
+        ASSERT_EQ(ref[i - begin], positions[i]) << "row " << i / length << " position " << i % length;
+    }
+    const auto after = d_keys.download();
+    EXPECT_EQ(0, std::memcmp(after.data(), keys.data(), keys.size() * sizeof(float))) << "the input changed";
+  }
+}
+
 TEST(SegmentedUniform, RowPositionsErrors) {
   REQUIRE_GPU();
   device_buffer<std::uint32_t> d(100000), out(100000);
   device_buffer<std::int64_t> positions(100000);
   std::size_t temp_bytes = 0;
-  using policy = tilesort::detail::row_positions_policy<std::uint32_t>;
+  using policy = tilesort::detail::row_positions_policy_for<std::uint32_t, tilesort::less>;
   EXPECT_EQ(cudaErrorNotSupported, tilesort::detail::row_positions_sort(nullptr, temp_bytes, d.data(), out.data(),
                                                                         positions.data(), 100000, policy::max_row + 1));
   // A row longer than max_row is fine when n clamps it (one short row).

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "../comparators.cuh"
 #include "config.cuh"
 
 namespace tilesort::detail {
@@ -98,5 +99,34 @@ template <int RadixBits, typename Bits>
 TILESORT_HD unsigned radix_digit(Bits image, int pass) {
   return static_cast<unsigned>((image >> (pass * RadixBits)) & ((1u << RadixBits) - 1u));
 }
+
+// The image a radix sort of Key under Order sorts by: the native images
+// under tilesort::less and tilesort::greater, a bits_order's functor.
+template <typename Key, typename Order>
+struct radix_image_of {
+  static constexpr bool sortable = false;
+};
+template <typename Key>
+struct radix_image_of<Key, less> {
+  static constexpr bool sortable = radix_native_key<Key>;
+  using type = radix_native_image<Key, false>;
+  static type make(const less&) { return {}; }
+};
+template <typename Key>
+struct radix_image_of<Key, greater> {
+  static constexpr bool sortable = radix_native_key<Key>;
+  using type = radix_native_image<Key, true>;
+  static type make(const greater&) { return {}; }
+};
+template <typename Key, typename Bits>
+struct radix_image_of<Key, bits_order<Bits>> {
+  static constexpr bool sortable = true;
+  using type = radix_user_image<Key, Bits>;
+  static type make(const bits_order<Bits>& order) { return {order.bits}; }
+};
+
+// Whether radix_sort_* (and the front door's radix path) sort Key under Order.
+template <typename Key, typename Order>
+inline constexpr bool radix_sortable = radix_image_of<Key, Order>::sortable;
 
 }  // namespace tilesort::detail

@@ -52,34 +52,6 @@
 namespace tilesort {
 namespace detail {
 
-// The image a radix sort of Key under Order sorts by (radix_order.cuh).
-template <typename Key, typename Order>
-struct radix_image_of {
-  static constexpr bool sortable = false;
-};
-template <typename Key>
-struct radix_image_of<Key, less> {
-  static constexpr bool sortable = radix_native_key<Key>;
-  using type = radix_native_image<Key, false>;
-  static type make(const less&) { return {}; }
-};
-template <typename Key>
-struct radix_image_of<Key, greater> {
-  static constexpr bool sortable = radix_native_key<Key>;
-  using type = radix_native_image<Key, true>;
-  static type make(const greater&) { return {}; }
-};
-template <typename Key, typename Bits>
-struct radix_image_of<Key, bits_order<Bits>> {
-  static constexpr bool sortable = true;
-  using type = radix_user_image<Key, Bits>;
-  static type make(const bits_order<Bits>& order) { return {order.bits}; }
-};
-
-// Whether radix_sort_* (and the front door's radix path) sort Key under Order.
-template <typename Key, typename Order>
-inline constexpr bool radix_sortable = radix_image_of<Key, Order>::sortable;
-
 template <typename Key, typename Value>
 using radix_policy_for = radix_sort_policy<sizeof(Key), value_bytes_of<Value>>;
 

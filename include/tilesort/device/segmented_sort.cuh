@@ -72,6 +72,7 @@
 #include "../block/block_sort.cuh"
 #include "../comparators.cuh"
 #include "../detail/error.cuh"
+#include "../detail/radix_order.cuh"
 #include "../detail/segment_ranges.cuh"
 #include "../detail/side_streams.cuh"
 #include "../detail/temp_storage.cuh"
@@ -490,28 +491,45 @@ cudaError_t segmented_sort_dispatch(void* d_temp, std::size_t& temp_bytes, const
                                    stream, options);
 }
 
-// The row sorters of row_positions_sort: the warp shapes of keys alone (the
-// positions do not ride through the warp network: each sorted key's
-// tie-break rank is its position) and the block shapes of pairs with 4-byte
-// values (block_sort moves the positions with the keys).
+// The row sorters of row_positions_sort. Keys of up to 4 bytes with a
+// 32-bit radix image sort packed (packed_row_keys): 64-bit words alone under
+// less, the shapes of 8-byte keys alone. Other keys: the warp shapes of keys
+// alone (the positions do not ride through the warp network: each sorted
+// key's tie-break rank is its position) and the block shapes of pairs with
+// 4-byte values (block_sort moves the positions with the keys). Keys of 8
+// bytes leave the warps above 128 keys: their ranked keys are 16 bytes, and
+// the 32 x 16 warp sorter took 161 registers (sm_90, nvcc 13.0).
+template <typename Key, typename Compare>
+constexpr bool packs_row_positions() {
+  if constexpr (sizeof(Key) <= 4 && radix_sortable<Key, Compare>)
+    return sizeof(typename radix_image_of<Key, Compare>::type::bits_type) <= 4;
+  else
+    return false;
+}
 template <typename Key>
 struct row_positions_policy {
   using keys = uniform_segments_policy<Key>;
   using pairs = uniform_segments_policy<Key, std::uint32_t>;
   using shape = typename pairs::shape;
   static constexpr int warp_block_threads = keys::warp_block_threads;
-  static constexpr int warp_shape_count = keys::warp_shape_count;
+  static constexpr int warp_shape_count = sizeof(Key) > 4 ? 3 : keys::warp_shape_count;
   static constexpr int block_shape_count = pairs::block_shape_count;
   static constexpr shape warp_shape(int i) { return {keys::warp_shape(i).threads, keys::warp_shape(i).items}; }
   static constexpr shape block_shape(int i) { return pairs::block_shape(i); }
   static constexpr std::int64_t max_row = pairs::max_row;
 };
+template <typename Key, typename Compare>
+using row_positions_policy_for = std::conditional_t<packs_row_positions<Key, Compare>(),
+                                                    uniform_segments_policy<std::uint64_t>, row_positions_policy<Key>>;
 
 // Stable sort of uniform rows of `length` keys that also writes each sorted
 // key's position in its row as an int64 (torch.sort's indices) to
-// positions_out: the positions are made at load and sorted as 4-byte values,
-// so there is no index array to fill or read. Rows of more than
-// row_positions_policy<Key>::max_row keys are not handled
+// positions_out, with no index array to fill or read: keys of up to 4 bytes
+// that have a 32-bit radix image (tilesort::less/greater on native keys, a
+// bits_order of 32 bits or fewer) sort as 64-bit words of image and position,
+// other keys sort with their positions made at load as 4-byte values.
+// keys_out may be null: the positions alone are written. Rows of more than
+// row_positions_policy_for<Key, Compare>::max_row keys are not handled
 // (cudaErrorNotSupported): the caller fills the positions and calls
 // segmented_sort_pairs. Two-phase like the public entries.
 //
@@ -522,14 +540,30 @@ template <typename Key, typename Compare = less>
 cudaError_t row_positions_sort(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                                std::int64_t* positions_out, std::int64_t n, std::int64_t length, Compare comp = {},
                                cudaStream_t stream = 0) {
+  using policy = row_positions_policy_for<Key, Compare>;
   if (n < 0 || length <= 0) return cudaErrorInvalidValue;
   const std::int64_t clamped = std::min(length, std::max<std::int64_t>(n, 1));
-  if (clamped > row_positions_policy<Key>::max_row) return cudaErrorNotSupported;
+  if (clamped > policy::max_row) return cudaErrorNotSupported;
   if (d_temp != nullptr)
-    TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, keys_in, positions_out, true, n));
-  return sort_uniform_rows<row_positions_policy<Key>>(d_temp, temp_bytes, keys_in, keys_out, row_positions{},
-                                                      widening_sink<std::int64_t>{positions_out}, n, clamped, comp,
-                                                      stream, sort_options{});
+    TILESORT_RETURN_IF_ERROR(
+        check_sort_args(keys_in, keys_out != nullptr ? keys_out : keys_in, keys_in, positions_out, true, n));
+  if constexpr (packs_row_positions<Key, Compare>()) {
+    if (d_temp == nullptr) {  // size query
+      temp_bytes = min_temp_bytes;
+      return cudaSuccess;
+    }
+    TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, min_temp_bytes));
+    if (n == 0) return cudaSuccess;
+    using image_of = radix_image_of<Key, Compare>;
+    const packed_row_keys<Key, typename image_of::type> packed{keys_in, keys_out, positions_out, image_of::make(comp)};
+    return launch_uniform_rows<policy, 0>(packed, packed, static_cast<const no_value*>(nullptr),
+                                          static_cast<no_value*>(nullptr), n, clamped, less{}, stream);
+  } else {
+    if (keys_out == nullptr) return cudaErrorInvalidValue;
+    return sort_uniform_rows<policy>(d_temp, temp_bytes, keys_in, keys_out, row_positions{},
+                                     widening_sink<std::int64_t>{positions_out}, n, clamped, comp, stream,
+                                     sort_options{});
+  }
 }
 
 template <typename T>

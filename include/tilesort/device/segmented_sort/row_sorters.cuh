@@ -179,6 +179,79 @@ TILESORT_UNROLL
   store_consecutive<Items>(sink.out + s.row_begin + s.first, s.mine, wide);
 }
 
+// Where a row sorter's keys come from and where they go: a pointer of the
+// key type (the keys sort as they are), or, for keys of up to 4 bytes whose
+// order has a 32-bit image (detail::row_positions_sort), packed_row_keys:
+// each key sorts as one 64-bit word, its image above its position in the
+// row. The words of a row are all distinct, so an unstable network sorts
+// them stably under plain less, with no tie-break; at store the position
+// comes out of the low half, the sorted key is read back from the row by it
+// (every bit kept, nothing to invert), and the position is written as int64
+// (torch.sort's indices). keys_out may be null (positions only) or keys_in.
+template <typename Key, typename Image>
+struct packed_row_keys {
+  const Key* keys_in;
+  Key* keys_out;
+  std::int64_t* positions;
+  Image image;
+};
+
+template <typename Keys>
+struct row_key_of;
+template <typename T>
+struct row_key_of<const T*> {
+  using type = T;
+};
+template <typename T>
+struct row_key_of<T*> {
+  using type = T;
+};
+template <typename Key, typename Image>
+struct row_key_of<packed_row_keys<Key, Image>> {
+  using type = std::uint64_t;
+};
+template <typename Keys>
+using row_key_t = typename row_key_of<Keys>::type;
+
+template <int Items, typename Key>
+TILESORT_DEVICE void load_row_keys(const Key* keys, const row_slice& s, Key (&items)[Items]) {
+  load_consecutive<Items>(keys + s.row_begin + s.first, s.mine, items);
+}
+// Items past the row keep what they held (the block sorters' padding).
+template <int Items, typename Key, typename Image>
+TILESORT_DEVICE void load_row_keys(const packed_row_keys<Key, Image>& packed, const row_slice& s,
+                                   std::uint64_t (&items)[Items]) {
+  Key keys[Items];
+  load_consecutive<Items>(packed.keys_in + s.row_begin + s.first, s.mine, keys);
+TILESORT_UNROLL
+  for (int i = 0; i < Items; ++i)
+    if (i < s.mine)
+      items[i] = std::uint64_t(static_cast<std::uint32_t>(packed.image(keys[i]))) << 32 | std::uint32_t(s.first + i);
+}
+
+// `sync` is called by every thread of the row's sorter between the reads of
+// the row and the first store (in place, a packed store reads the row).
+template <int Items, typename Key, typename Sync>
+TILESORT_DEVICE void store_row_keys(Key* keys, const row_slice& s, const Key (&items)[Items], Sync) {
+  store_consecutive<Items>(keys + s.row_begin + s.first, s.mine, items);
+}
+template <int Items, typename Key, typename Image, typename Sync>
+TILESORT_DEVICE void store_row_keys(const packed_row_keys<Key, Image>& packed, const row_slice& s,
+                                    const std::uint64_t (&items)[Items], Sync sync) {
+  if (packed.keys_out != nullptr) {
+    Key keys[Items];
+TILESORT_UNROLL
+    for (int i = 0; i < Items; ++i)
+      if (i < s.mine) keys[i] = packed.keys_in[s.row_begin + static_cast<std::uint32_t>(items[i])];
+    sync();
+    store_consecutive<Items>(packed.keys_out + s.row_begin + s.first, s.mine, keys);
+  }
+  std::int64_t positions[Items];
+TILESORT_UNROLL
+  for (int i = 0; i < Items; ++i) positions[i] = static_cast<std::uint32_t>(items[i]);
+  store_consecutive<Items>(packed.positions + s.row_begin + s.first, s.mine, positions);
+}
+
 // The rows a row-sorter kernel sorts: uniform rows (count known on the host)
 // or a bin's list of packed segments (count read on the device).
 struct uniform_rows {
@@ -212,10 +285,11 @@ struct listed_rows {
 
 // One logical warp of `Lanes` lanes sorts each row. The loop over rows is the
 // same for every thread of a block (whole warps call the shuffles).
-template <int Lanes, int Items, int BlockThreads, typename Rows, typename Key, typename Source, typename Sink,
-          typename Compare>
-__global__ __launch_bounds__(BlockThreads) void sort_rows_by_warps(Rows rows, const Key* keys_in, Key* keys_out,
+template <int Lanes, int Items, int BlockThreads, typename Rows, typename KeysIn, typename KeysOut, typename Source,
+          typename Sink, typename Compare>
+__global__ __launch_bounds__(BlockThreads) void sort_rows_by_warps(Rows rows, KeysIn keys_in, KeysOut keys_out,
                                                                    Source values_in, Sink values_out, Compare comp) {
+  using Key = row_key_t<KeysIn>;
   using Value = row_value_t<Source>;
   static_assert(Lanes * Items <= 65536, "ranks are 16-bit");
   constexpr int rows_per_block = BlockThreads / Lanes;
@@ -228,7 +302,7 @@ __global__ __launch_bounds__(BlockThreads) void sort_rows_by_warps(Rows rows, co
 
     Key keys[Items];
     Value values[Items];
-    load_consecutive<Items>(keys_in + s.row_begin + s.first, s.mine, keys);
+    load_row_keys<Items>(keys_in, s, keys);
 
     if constexpr (ranked) {
       ranked_key<Key> ranked_keys[Items];
@@ -250,15 +324,17 @@ TILESORT_UNROLL
       warp_sort<Lanes>(keys, s.row_items, comp);
     }
 
-    store_consecutive<Items>(keys_out + s.row_begin + s.first, s.mine, keys);
+    store_row_keys<Items>(keys_out, s, keys, [] { __syncwarp(); });
     if constexpr (has_values<Value>) store_row_values<Items>(values_out, s, values);
   }
 }
 
 // One block sorts one row.
-template <int Threads, int Items, typename Storage, typename Key, typename Source, typename Sink, typename Compare>
-TILESORT_DEVICE void sort_one_row_by_block(const row_slice& s, Storage& storage, const Key* keys_in, Key* keys_out,
+template <int Threads, int Items, typename Storage, typename KeysIn, typename KeysOut, typename Source, typename Sink,
+          typename Compare>
+TILESORT_DEVICE void sort_one_row_by_block(const row_slice& s, Storage& storage, KeysIn keys_in, KeysOut keys_out,
                                            Source values_in, Sink values_out, Compare comp) {
+  using Key = row_key_t<KeysIn>;
   using Value = row_value_t<Source>;
   using sorter = block_sort<Key, Threads, Items, std::conditional_t<has_values<Value>, Value, void>>;
   Key keys[Items];
@@ -274,7 +350,7 @@ TILESORT_DEVICE void sort_one_row_by_block(const row_slice& s, Storage& storage,
 TILESORT_UNROLL
     for (int i = 0; i < Items; ++i) keys[i] = last_key<Key, Compare>();
   }
-  load_consecutive<Items>(keys_in + s.row_begin + s.first, s.mine, keys);
+  load_row_keys<Items>(keys_in, s, keys);
   if constexpr (has_values<Value>) load_row_values<Items>(values_in, s, values);
   if constexpr (equivalence_is_identity<Key, Compare>) {
     if constexpr (has_values<Value>) {
@@ -287,7 +363,7 @@ TILESORT_UNROLL
   } else {
     sorter(storage).sort(keys, s.row_items, comp);
   }
-  store_consecutive<Items>(keys_out + s.row_begin + s.first, s.mine, keys);
+  store_row_keys<Items>(keys_out, s, keys, [] { __syncthreads(); });
   if constexpr (has_values<Value>) store_row_values<Items>(values_out, s, values);
 }
 
@@ -297,9 +373,11 @@ TILESORT_UNROLL
 // the 256 x 16 sorter 107 registers for u32 keys and 184 for u32 pairs (2
 // and 1 blocks per SM); without it, 64 and 80 (sm_90, nvcc 13.0). A bin's
 // list of segments has its count on the device and keeps the loop.
-template <int Threads, int Items, typename Rows, typename Key, typename Source, typename Sink, typename Compare>
-__global__ __launch_bounds__(Threads) void sort_rows_by_blocks(Rows rows, const Key* keys_in, Key* keys_out,
+template <int Threads, int Items, typename Rows, typename KeysIn, typename KeysOut, typename Source, typename Sink,
+          typename Compare>
+__global__ __launch_bounds__(Threads) void sort_rows_by_blocks(Rows rows, KeysIn keys_in, KeysOut keys_out,
                                                                Source values_in, Sink values_out, Compare comp) {
+  using Key = row_key_t<KeysIn>;
   using Value = row_value_t<Source>;
   using sorter = block_sort<Key, Threads, Items, std::conditional_t<has_values<Value>, Value, void>>;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
@@ -321,21 +399,23 @@ __global__ __launch_bounds__(Threads) void sort_rows_by_blocks(Rows rows, const 
 
 // Launch the row sorter of shape `Shape` (warp shapes first, then block
 // shapes) over `rows` with `grid` blocks.
-template <typename Policy, int Shape, typename Rows, typename Key, typename Source, typename Sink, typename Compare>
-cudaError_t launch_row_sorter(Rows rows, unsigned grid, const Key* keys_in, Key* keys_out, Source values_in,
+template <typename Policy, int Shape, typename Rows, typename KeysIn, typename KeysOut, typename Source, typename Sink,
+          typename Compare>
+cudaError_t launch_row_sorter(Rows rows, unsigned grid, KeysIn keys_in, KeysOut keys_out, Source values_in,
                               Sink values_out, Compare comp, cudaStream_t stream) {
+  using Key = row_key_t<KeysIn>;
   using Value = row_value_t<Source>;
   if constexpr (Shape < Policy::warp_shape_count) {
     constexpr auto shape = Policy::warp_shape(Shape);
-    return launch_kernel(sort_rows_by_warps<shape.threads, shape.items, Policy::warp_block_threads, Rows, Key, Source,
-                                            Sink, Compare>,
+    return launch_kernel(sort_rows_by_warps<shape.threads, shape.items, Policy::warp_block_threads, Rows, KeysIn,
+                                            KeysOut, Source, Sink, Compare>,
                          grid, Policy::warp_block_threads, 0, stream, false, rows, keys_in, keys_out, values_in,
                          values_out, comp);
   } else {
     constexpr auto shape = Policy::block_shape(Shape - Policy::warp_shape_count);
     using sorter = block_sort<Key, shape.threads, shape.items, std::conditional_t<has_values<Value>, Value, void>>;
     constexpr std::size_t shared_bytes = sizeof(typename sorter::temp_storage);
-    auto* kernel = sort_rows_by_blocks<shape.threads, shape.items, Rows, Key, Source, Sink, Compare>;
+    auto* kernel = sort_rows_by_blocks<shape.threads, shape.items, Rows, KeysIn, KeysOut, Source, Sink, Compare>;
     TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(kernel, shared_bytes));
     return launch_kernel(kernel, grid, shape.threads, shared_bytes, stream, false, rows, keys_in, keys_out, values_in,
                          values_out, comp);
@@ -354,8 +434,9 @@ constexpr int rows_per_block(int shape) {
 
 // Uniform rows: the first shape that holds a row sorts them all, one row per
 // logical warp or block, one launch.
-template <typename Policy, int Shape, typename Key, typename Source, typename Sink, typename Compare>
-cudaError_t launch_uniform_rows(const Key* keys_in, Key* keys_out, Source values_in, Sink values_out, std::int64_t n,
+template <typename Policy, int Shape, typename KeysIn, typename KeysOut, typename Source, typename Sink,
+          typename Compare>
+cudaError_t launch_uniform_rows(KeysIn keys_in, KeysOut keys_out, Source values_in, Sink values_out, std::int64_t n,
                                 std::int64_t length, Compare comp, cudaStream_t stream) {
   if constexpr (Shape < Policy::warp_shape_count + Policy::block_shape_count) {
     constexpr auto shape = Shape < Policy::warp_shape_count ? Policy::warp_shape(Shape)
