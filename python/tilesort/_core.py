@@ -135,7 +135,7 @@ def launch(be, like, algo, kt, descending, keys_in, keys_out, values_in, values_
                        values_in=0 if values_in is None else be.ptr(values_in), values_out=values_address,
                        index_payload=bool(index), n=n, row_length=row_length,
                        offsets=0 if offsets is None else be.ptr(offsets), segments=segments)
-    shape = (algo, kt.bytes, kt.kind, FLOAT_RANKS, keys_out is None, n, row_length, segments)
+    shape = (algo, kt.bytes, kt.kind, FLOAT_RANKS, keys_out is None, bool(index), n, row_length, segments)
     need = _temp_bytes.get(shape)
     if need is None:
         need = _ext.sort(job, temp=0, temp_bytes=0, stream=stream)

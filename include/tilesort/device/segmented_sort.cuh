@@ -528,7 +528,7 @@ using row_positions_policy_for = std::conditional_t<packs_row_positions<Key, Com
 // that have a 32-bit radix image (tilesort::less/greater on native keys, a
 // bits_order of 32 bits or fewer) sort as 64-bit words of image and position,
 // other keys sort with their positions made at load as 4-byte values.
-// keys_out may be null: the positions alone are written. Rows of more than
+// Packed keys_out may be null: the positions alone are written. Rows of more than
 // row_positions_policy_for<Key, Compare>::max_row keys are not handled
 // (cudaErrorNotSupported): the caller fills the positions and calls
 // segmented_sort_pairs. Two-phase like the public entries.
@@ -559,7 +559,7 @@ cudaError_t row_positions_sort(void* d_temp, std::size_t& temp_bytes, const Key*
     return launch_uniform_rows<policy, 0>(packed, packed, static_cast<const no_value*>(nullptr),
                                           static_cast<no_value*>(nullptr), n, clamped, less{}, stream);
   } else {
-    if (keys_out == nullptr) return cudaErrorInvalidValue;
+    if (d_temp != nullptr && keys_out == nullptr) return cudaErrorInvalidValue;
     return sort_uniform_rows<policy>(d_temp, temp_bytes, keys_in, keys_out, row_positions{},
                                      widening_sink<std::int64_t>{positions_out}, n, clamped, comp, stream,
                                      sort_options{});
