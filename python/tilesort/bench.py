@@ -4,6 +4,7 @@ Same process, same GPU, dispatch overhead included: each measurement is
 CUDA events around one Python call (the stream synchronised between calls),
 median of --reps after --warmups. Families:
   rows    batched rows of --lengths keys, 2^24 keys in all (--types)
+  dims    columns: sort along dim 0 of (L, 2^24 / L) keys, L = 300 and 4096
   ragged  ragged segments over 2^24 keys (uniform lengths in [1, 2000], power
           law, random starts with mean length 300) against the padded torch.sort
           users write today (pad with the largest key, sort rows, unpad) and a
@@ -174,6 +175,15 @@ class Bench:
                 self.pair("python-rows", "argsort", dtype, n, f"L={length}",
                           ("tilesort.argsort", lambda: tilesort.argsort(x)), alts)
 
+    def dims(self):
+        torch = self.torch
+        for dtype in self.args.types:
+            for length in (300, 4096):
+                x = random_keys(torch, (length, (1 << 24) // length), dtype)
+                self.pair("python-dims", "sort dim=0 (values, indices)", dtype, x.numel(), f"L={length} columns",
+                          ("tilesort.sort", lambda: tilesort.sort(x, dim=0)),
+                          [("torch.sort", lambda: torch.sort(x, dim=0))])
+
     def ragged(self):
         torch = self.torch
         n = 1 << 24
@@ -271,7 +281,7 @@ def table(results):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tilesort.bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--family", default="rows,ragged,1d,small", help="comma list of rows, ragged, 1d, small")
+    parser.add_argument("--family", default="rows,ragged,1d,small", help="comma list of rows, dims, ragged, 1d, small")
     parser.add_argument("--types", default="int32,float32,int64", help="key dtypes (comma list)")
     parser.add_argument("--lengths", default=",".join(map(str, LENGTHS)), help="row lengths (rows family)")
     parser.add_argument("--sizes", default="2^10,2^12,2^14,2^16,2^18,2^20,2^22,2^24,2^26,2^28",
@@ -302,7 +312,8 @@ def main(argv=None):
         print("tilesort.bench: no CUDA device", file=sys.stderr)
         return 2
     bench = Bench(args)
-    families = {"rows": bench.rows, "ragged": bench.ragged, "1d": bench.one_d, "small": bench.small}
+    families = {"rows": bench.rows, "dims": bench.dims, "ragged": bench.ragged, "1d": bench.one_d,
+                "small": bench.small}
     for family in args.family.split(","):
         families[family]()
     print(table(bench.results))

@@ -492,8 +492,8 @@ cudaError_t segmented_sort_dispatch(void* d_temp, std::size_t& temp_bytes, const
 }
 
 // The row sorters of row_positions_sort. Keys of up to 4 bytes with a
-// 32-bit radix image sort packed (packed_row_keys): 64-bit words alone under
-// less, the shapes of 8-byte keys alone. Other keys: the warp shapes of keys
+// radix image of 32 bits or fewer sort packed (packed_row_keys): words alone
+// under less, with the shapes of keys alone of the word's width. Other keys: the warp shapes of keys
 // alone (the positions do not ride through the warp network: each sorted
 // key's tie-break rank is its position) and the block shapes of pairs with
 // 4-byte values (block_sort moves the positions with the keys). Keys of 8
@@ -518,16 +518,26 @@ struct row_positions_policy {
   static constexpr shape block_shape(int i) { return pairs::block_shape(i); }
   static constexpr std::int64_t max_row = pairs::max_row;
 };
+template <typename Key, typename Compare, bool Packed = packs_row_positions<Key, Compare>()>
+struct row_positions_choice {
+  using policy = row_positions_policy<Key>;
+};
 template <typename Key, typename Compare>
-using row_positions_policy_for = std::conditional_t<packs_row_positions<Key, Compare>(),
-                                                    uniform_segments_policy<std::uint64_t>, row_positions_policy<Key>>;
+struct row_positions_choice<Key, Compare, true> {
+  using packed = packed_row_keys<Key, typename radix_image_of<Key, Compare>::type>;
+  using policy = uniform_segments_policy<typename packed::word>;
+  static_assert(policy::max_row <= (std::int64_t(1) << packed::position_bits), "positions overflow the word");
+};
+template <typename Key, typename Compare>
+using row_positions_policy_for = typename row_positions_choice<Key, Compare>::policy;
 
 // Stable sort of uniform rows of `length` keys that also writes each sorted
 // key's position in its row as an int64 (torch.sort's indices) to
 // positions_out, with no index array to fill or read: keys of up to 4 bytes
-// that have a 32-bit radix image (tilesort::less/greater on native keys, a
-// bits_order of 32 bits or fewer) sort as 64-bit words of image and position,
-// other keys sort with their positions made at load as 4-byte values.
+// that have a radix image of 32 bits or fewer (tilesort::less/greater on
+// native keys, a bits_order of 32 bits or fewer) sort as words of image and
+// position (64 bits, or 32 for images of 1 or 2 bytes), other keys sort with
+// their positions made at load as 4-byte values.
 // Packed keys_out may be null: the positions alone are written. Rows of more than
 // row_positions_policy_for<Key, Compare>::max_row keys are not handled
 // (cudaErrorNotSupported): the caller fills the positions and calls
@@ -554,8 +564,8 @@ cudaError_t row_positions_sort(void* d_temp, std::size_t& temp_bytes, const Key*
     }
     TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, min_temp_bytes));
     if (n == 0) return cudaSuccess;
-    using image_of = radix_image_of<Key, Compare>;
-    const packed_row_keys<Key, typename image_of::type> packed{keys_in, keys_out, positions_out, image_of::make(comp)};
+    const typename row_positions_choice<Key, Compare>::packed packed{keys_in, keys_out, positions_out,
+                                                                     radix_image_of<Key, Compare>::make(comp)};
     return launch_uniform_rows<policy, 0>(packed, packed, static_cast<const no_value*>(nullptr),
                                           static_cast<no_value*>(nullptr), n, clamped, less{}, stream);
   } else {

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "../../block/block_sort.cuh"
 #include "../../comparators.cuh"
@@ -181,12 +182,14 @@ TILESORT_UNROLL
 
 // Where a row sorter's keys come from and where they go: a pointer of the
 // key type (the keys sort as they are), or, for keys of up to 4 bytes whose
-// order has a 32-bit image (detail::row_positions_sort), packed_row_keys:
-// each key sorts as one 64-bit word, its image above its position in the
-// row. The words of a row are all distinct, so an unstable network sorts
-// them stably under plain less, with no tie-break; at store the position
-// comes out of the low half, the sorted key is read back from the row by it
-// (every bit kept, nothing to invert), and the position is written as int64
+// order has an image of 32 bits or fewer (detail::row_positions_sort),
+// packed_row_keys: each key sorts as one word, its image above its position
+// in the row: 64 bits for images of 4 bytes, 32 bits (image << 16 |
+// position) for images of 1 or 2 bytes, as rows hold at most 16384 keys. The
+// words of a row are all distinct, so an unstable network sorts them stably
+// under plain less, with no tie-break; at store the position comes out of
+// the low bits, the sorted key is read back from the row by it (every bit
+// kept, nothing to invert), and the position is written as int64
 // (torch.sort's indices). keys_out may be null (positions only) or keys_in.
 template <typename Key, typename Image>
 struct packed_row_keys {
@@ -194,6 +197,15 @@ struct packed_row_keys {
   Key* keys_out;
   std::int64_t* positions;
   Image image;
+
+  using image_bits = std::remove_cv_t<std::remove_reference_t<decltype(std::declval<const Image&>()(std::declval<const Key&>()))>>;
+  static_assert(sizeof(image_bits) <= 4, "packed rows take images of 32 bits or fewer");
+  using word = std::conditional_t<(sizeof(image_bits) <= 2), std::uint32_t, std::uint64_t>;
+  static constexpr int position_bits = sizeof(word) == 4 ? 16 : 32;
+  static constexpr word position_mask = (word(1) << position_bits) - 1;
+  TILESORT_DEVICE word pack(const Key& key, int position) const {
+    return word(word(image(key)) << position_bits) | word(position);
+  }
 };
 
 template <typename Keys>
@@ -208,7 +220,7 @@ struct row_key_of<T*> {
 };
 template <typename Key, typename Image>
 struct row_key_of<packed_row_keys<Key, Image>> {
-  using type = std::uint64_t;
+  using type = typename packed_row_keys<Key, Image>::word;
 };
 template <typename Keys>
 using row_key_t = typename row_key_of<Keys>::type;
@@ -218,15 +230,14 @@ TILESORT_DEVICE void load_row_keys(const Key* keys, const row_slice& s, Key (&it
   load_consecutive<Items>(keys + s.row_begin + s.first, s.mine, items);
 }
 // Items past the row keep what they held (the block sorters' padding).
-template <int Items, typename Key, typename Image>
+template <int Items, typename Key, typename Image, typename Word>
 TILESORT_DEVICE void load_row_keys(const packed_row_keys<Key, Image>& packed, const row_slice& s,
-                                   std::uint64_t (&items)[Items]) {
+                                   Word (&items)[Items]) {
   Key keys[Items];
   load_consecutive<Items>(packed.keys_in + s.row_begin + s.first, s.mine, keys);
 TILESORT_UNROLL
   for (int i = 0; i < Items; ++i)
-    if (i < s.mine)
-      items[i] = std::uint64_t(static_cast<std::uint32_t>(packed.image(keys[i]))) << 32 | std::uint32_t(s.first + i);
+    if (i < s.mine) items[i] = packed.pack(keys[i], s.first + i);
 }
 
 // `sync` is called by every thread of the row's sorter between the reads of
@@ -235,20 +246,21 @@ template <int Items, typename Key, typename Sync>
 TILESORT_DEVICE void store_row_keys(Key* keys, const row_slice& s, const Key (&items)[Items], Sync) {
   store_consecutive<Items>(keys + s.row_begin + s.first, s.mine, items);
 }
-template <int Items, typename Key, typename Image, typename Sync>
+template <int Items, typename Key, typename Image, typename Word, typename Sync>
 TILESORT_DEVICE void store_row_keys(const packed_row_keys<Key, Image>& packed, const row_slice& s,
-                                    const std::uint64_t (&items)[Items], Sync sync) {
+                                    const Word (&items)[Items], Sync sync) {
+  constexpr Word mask = packed_row_keys<Key, Image>::position_mask;
   if (packed.keys_out != nullptr) {
     Key keys[Items];
 TILESORT_UNROLL
     for (int i = 0; i < Items; ++i)
-      if (i < s.mine) keys[i] = packed.keys_in[s.row_begin + static_cast<std::uint32_t>(items[i])];
+      if (i < s.mine) keys[i] = packed.keys_in[s.row_begin + static_cast<std::uint32_t>(items[i] & mask)];
     sync();
     store_consecutive<Items>(packed.keys_out + s.row_begin + s.first, s.mine, keys);
   }
   std::int64_t positions[Items];
 TILESORT_UNROLL
-  for (int i = 0; i < Items; ++i) positions[i] = static_cast<std::uint32_t>(items[i]);
+  for (int i = 0; i < Items; ++i) positions[i] = static_cast<std::uint32_t>(items[i] & mask);
   store_consecutive<Items>(packed.positions + s.row_begin + s.first, s.mine, positions);
 }
 
