@@ -63,6 +63,16 @@ if ! "$python" -m venv --system-site-packages "$venv" >"$work/venv.log" 2>&1; th
   "$python" -m venv --system-site-packages --without-pip "$venv"
 fi
 vpy=$venv/bin/python
+# A python that is itself a venv's (the GPU machine's python3 is /opt/torch/.venv's,
+# where torch lives) gives the new venv its base's packages only: its own
+# site-packages go in by a .pth file, as torch's would be for a user there.
+"$python" - "$venv" <<'PY'
+import pathlib, site, sys, sysconfig
+if sys.prefix != sys.base_prefix:
+    target = pathlib.Path(sys.argv[1]) / pathlib.Path(sysconfig.get_path("purelib")).relative_to(sys.prefix)
+    (target / "_parent_venv.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    print(f"test-wheel: {sys.prefix} is a venv: its site-packages are visible in the new one")
+PY
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 "$vpy" -m pip --version
 "$vpy" -m pip install --no-index --no-deps "$wheel"

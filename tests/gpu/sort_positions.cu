@@ -42,7 +42,7 @@ void check_positions(const std::vector<Key>& keys, Order order, bool in_place) {
 
 template <typename Key>
 class SortPositions : public ::testing::Test {};
-using key_types = ::testing::Types<std::uint32_t, float, std::int64_t>;
+using key_types = ::testing::Types<std::uint32_t, float, std::int64_t, std::uint16_t>;
 TYPED_TEST_SUITE(SortPositions, key_types);
 
 TYPED_TEST(SortPositions, EveryDistributionEitherSideOfTheProbe) {
@@ -51,7 +51,7 @@ TYPED_TEST(SortPositions, EveryDistributionEitherSideOfTheProbe) {
   const auto& row = tilesort::detail::sort_choice_for(sizeof(TypeParam), sizeof(carried));
   const std::int64_t probe_from =
       row.radix_from != tilesort::detail::radix_never ? row.radix_probe_from : row.probe_from;
-  std::vector<std::int64_t> sizes = {tilesort::detail::positions_radix_from + 1};
+  std::vector<std::int64_t> sizes = {tilesort::detail::positions_radix_from(sizeof(TypeParam)) + 1};
   if (!small_run()) sizes.push_back(probe_from + 5);
   const auto seed = fresh_seed();
   SCOPED_TRACE("seed=" + std::to_string(seed));
@@ -72,7 +72,7 @@ TEST(SortPositions, NotSupportedBelowTheRadixSort) {
   EXPECT_EQ(cudaErrorNotSupported,
             tilesort::detail::sort_positions(nullptr, bytes, in, static_cast<std::uint32_t*>(nullptr),
                                              static_cast<std::int64_t*>(nullptr),
-                                             tilesort::detail::positions_radix_from - 1, tilesort::less{},
+                                             tilesort::detail::positions_radix_from(sizeof(std::uint32_t)) - 1, tilesort::less{},
                                              cudaStream_t(0)));
   EXPECT_EQ(std::size_t(12345), bytes);
   EXPECT_EQ(cudaSuccess, cudaGetLastError());

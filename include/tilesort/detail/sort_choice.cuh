@@ -79,9 +79,12 @@ TILESORT_HD constexpr bool probe_looks_sorted(int descents) { return descents <=
 // image (tilesort::less / greater on integers and floats, or a bits_order).
 // detail::sort_positions (keys with the int64 positions the sort makes: the
 // Python package's one-array sorts) takes the radix sort from
-// positions_radix_from whatever the row says: it carries 4-byte positions
-// where the others would carry 8-byte ones.
-inline constexpr std::int64_t positions_radix_from = std::int64_t(1) << 20;
+// positions_radix_from(key bytes) whatever the row says: it carries 4-byte
+// positions where the others would carry 8-byte ones; 1- and 2-byte keys
+// (one or two digit passes) from 2^16, as their row.
+constexpr std::int64_t positions_radix_from(std::size_t key_bytes) {
+  return key_bytes <= 2 ? std::int64_t(1) << 16 : std::int64_t(1) << 20;
+}
 inline constexpr sort_choice_row sort_choice_table[] = {
     // 1- and 2-byte keys: the merge sort, the radix sort (one or two passes) from 2^16.
     {2, 0, sample_never, 0, probe_never, std::int64_t(1) << 16, probe_never},

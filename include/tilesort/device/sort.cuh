@@ -199,7 +199,7 @@ __global__ void sort_positions_seed_kernel(const Key* keys_in, Key* keys_out, st
 // The front door's stable sort of keys with each key's input position as an
 // int64 value made by the sort (no position array read): the Python
 // package's 1-D sort and argsort. Keys with a radix image, from
-// positions_radix_from (detail/sort_choice.cuh) to 2^32: the radix sort
+// positions_radix_from(sizeof(Key)) (detail/sort_choice.cuh) to 2^32: the radix sort
 // carries 4-byte positions and stores them as int64; where the row probes
 // (for 4-byte positions), keys that look sorted take the locality sort
 // instead (positions written, then sorted in place with the keys).
@@ -213,7 +213,7 @@ cudaError_t sort_positions(void* d_temp, std::size_t& temp_bytes, const Key* key
     return cudaErrorNotSupported;
   } else {
     if (n < 0) return cudaErrorInvalidValue;
-    if (n < positions_radix_from || n > std::int64_t(UINT32_MAX)) return cudaErrorNotSupported;
+    if (n < positions_radix_from(sizeof(Key)) || n > std::int64_t(UINT32_MAX)) return cudaErrorNotSupported;
     using policy = radix_policy_for<Key, carried>;
     const sort_choice_row& row = sort_choice_for(sizeof(Key), sizeof(carried));
     const std::int64_t probe_from = row.radix_from != radix_never ? row.radix_probe_from : row.probe_from;
