@@ -292,8 +292,9 @@ def test_locality_sort(cuda, dtype, n):
 
 
 # From 2^22 elements the front door probes 1-D input on the device: sorted and nearly sorted input takes the
-# locality sort, random input the merge sort; the result is the stable sort's either way.
-@pytest.mark.parametrize("dtype", ["int32", "float32", "int64"])
+# locality sort, random input the merge sort or the radix sort (keys of 2 bytes from 2^16, with their
+# positions made by the sort); the result is the stable sort's either way.
+@pytest.mark.parametrize("dtype", ["int32", "float32", "int64", "float16", "bfloat16", "int16"])
 @pytest.mark.parametrize("kind", ["sorted", "nearly", "random"])
 def test_large_1d_probed(cuda, dtype, kind):
     torch = cuda
