@@ -8,6 +8,10 @@
 #   scripts/gpu-check.sh bench [ARGS...]        build if needed, tilesort-bench ARGS (default --quick)
 #   scripts/gpu-check.sh python [bench ARGS]    build and test the Python package (python/), or
 #                                               run its example and benchmark
+#   scripts/gpu-check.sh wheel [bench ARGS]     build the wheel (sm_80/90/100 + PTX; about 280 s on 16
+#                                               cores), install it into a fresh venv with no nvcc or
+#                                               cmake on PATH and run the package's tests there; with
+#                                               bench, then the Python benchmark from that venv
 #   scripts/gpu-check.sh all                    every phase in turn (no time limit of its own)
 #   scripts/gpu-check.sh nccl [cpp|python]      the distributed sort on every GPU (2 or 4): its tests,
 #                                               example, benchmark and Python test (see run_nccl)
@@ -40,6 +44,12 @@ finish() {
   echo
   echo "==================== gpu-check $phase summary"
   printf '%s\n' "${summary[@]}" | tee -a "$OUT/summary.txt"
+  # The device tool brings back 8 files of $OUT at most: past that, everything but the summary goes
+  # into one archive.
+  if [ "$(find "$OUT" -mindepth 1 -maxdepth 1 | wc -l)" -gt 8 ]; then
+    (cd "$OUT" && tar czf ../gpu-check-all.tgz --exclude=summary.txt . &&
+      find . -mindepth 1 -maxdepth 1 ! -name summary.txt -exec rm -rf {} + && mv ../gpu-check-all.tgz .)
+  fi
 }
 
 # ------------------------------------------------------------------ build
@@ -212,6 +222,38 @@ run_python() {  # run_python [bench ARGS...]
   cat "$OUT/python-bench.txt"
 }
 
+# ------------------------------------------------------------------ wheel
+# scripts/build-wheel.sh offline (nanobind and scikit-build-core from .whl/),
+# then scripts/test-wheel.sh: a fresh venv, the wheel installed as a user
+# would, the package's tests. A warm machine keeps dist/ and skips the build.
+run_wheel() {  # run_wheel [bench ARGS...]
+  local start=$SECONDS rc wheel venv
+  if [ -d .whl ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >>"$OUT/wheel.log" 2>&1
+  fi
+  wheel=$(ls dist/tilesort-*.whl 2>/dev/null | head -1)
+  if [ -z "$wheel" ]; then
+    PYTHONPATH=/tmp/site timeout "$(left)" scripts/build-wheel.sh --offline >>"$OUT/wheel.log" 2>&1
+    rc=$?
+    wheel=$(ls dist/tilesort-*.whl 2>/dev/null | head -1)
+    note "wheel build: rc=$rc, ${wheel:-no wheel} ($((SECONDS - start)) s)"
+    [ -n "$wheel" ] || return
+  fi
+  OUT=$OUT KEEP_VENV=1 timeout "$(left)" scripts/test-wheel.sh "$wheel" -q --tb=short >"$OUT/test-wheel.out" 2>&1
+  rc=$?
+  note "wheel tests (fresh venv): rc=$rc, $(grep -E "[0-9]+ (passed|failed)" "$OUT/test-wheel.out" | tail -1)"
+  grep -E "^(FAILED|ERROR) " "$OUT/test-wheel.out" | head -20
+  [ "${1:-}" = bench ] || return
+  shift
+  venv=$(grep -oE "keeping [^ ]+" "$OUT/test-wheel.out" | head -1 | cut -d' ' -f2)/venv/bin/python
+  (cd /tmp && timeout "$(left)" "$venv" -m tilesort.bench --json "$OUT/python-bench.json" "$@" \
+    >"$OUT/python-bench.txt" 2>"$OUT/python-bench.err")
+  rc=$?
+  [ $rc = 124 ] && rc="124 (TIMED OUT: the table is cut short)"
+  note "python bench (the wheel) $*: rc=$rc ($((SECONDS - start)) s)"
+  cat "$OUT/python-bench.txt"
+}
+
 # ------------------------------------------------------------------ nccl
 # The distributed sort (tilesort::nccl) on every GPU of the machine, each step
 # with its own time limit, about 5 minutes in all on 4 GPUs:
@@ -354,6 +396,7 @@ case $phase in
   sanitize) run_sanitize "$@" ;;
   bench) run_bench "$@" ;;
   python) run_python "$@" ;;
+  wheel) run_wheel "$@" ;;
   nccl) run_nccl "$@" ;;
   all)
     deadline=$((1 << 30))
