@@ -203,7 +203,7 @@ struct packed_row_keys {
   using word = std::conditional_t<(sizeof(image_bits) <= 2), std::uint32_t, std::uint64_t>;
   static constexpr int position_bits = sizeof(word) == 4 ? 16 : 32;
   static constexpr word position_mask = (word(1) << position_bits) - 1;
-  TILESORT_DEVICE word pack(const Key& key, int position) const {
+  TILESORT_HD word pack(const Key& key, int position) const {
     return word(word(image(key)) << position_bits) | word(position);
   }
 };
