@@ -277,4 +277,15 @@ TEST(SortProbe, FromWhereMeasured) {
   EXPECT_TRUE(front_door_probes(std::int64_t(1) << 22, 8, 4));
 }
 
+// sort_positions (the Python package's one-array sorts with positions) takes
+// the radix sort from its own bound: where the row of 1- and 2-byte keys does
+// (2^16), and from 2^20 for wider keys whatever their rows say.
+TEST(SortChoice, PositionsRadixFrom) {
+  EXPECT_EQ(sort_choice_for(1, 0).radix_from, positions_radix_from(1));
+  EXPECT_EQ(sort_choice_for(2, 0).radix_from, positions_radix_from(2));
+  EXPECT_EQ(std::int64_t(1) << 20, positions_radix_from(4));
+  EXPECT_EQ(std::int64_t(1) << 20, positions_radix_from(8));
+  EXPECT_LT(positions_radix_from(2), positions_radix_from(4));
+}
+
 }  // namespace
