@@ -198,7 +198,8 @@ struct packed_row_keys {
   std::int64_t* positions;
   Image image;
 
-  using image_bits = std::remove_cv_t<std::remove_reference_t<decltype(std::declval<const Image&>()(std::declval<const Key&>()))>>;
+  using image_bits =
+      std::remove_cv_t<std::remove_reference_t<decltype(std::declval<const Image&>()(std::declval<const Key&>()))>>;
   static_assert(sizeof(image_bits) <= 4, "packed rows take images of 32 bits or fewer");
   using word = std::conditional_t<(sizeof(image_bits) <= 2), std::uint32_t, std::uint64_t>;
   static constexpr int position_bits = sizeof(word) == 4 ? 16 : 32;
@@ -240,8 +241,9 @@ TILESORT_UNROLL
     if (i < s.mine) items[i] = packed.pack(keys[i], s.first + i);
 }
 
-// `sync` is called by every thread of the row's sorter between the reads of
-// the row and the first store (in place, a packed store reads the row).
+// `sync`: what the packed store calls, in every thread of the row's sorter,
+// between its reads of the row and its first store (in place, it reads the
+// row back by position).
 template <int Items, typename Key, typename Sync>
 TILESORT_DEVICE void store_row_keys(Key* keys, const row_slice& s, const Key (&items)[Items], Sync) {
   store_consecutive<Items>(keys + s.row_begin + s.first, s.mine, items);
