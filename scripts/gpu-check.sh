@@ -195,13 +195,26 @@ run_bench() {
 # ------------------------------------------------------------------ python
 # The wheels the build needs (nanobind, scikit-build-core, pytest) travel in
 # .whl/ (scripts/fetch-python-wheels.sh): that machine has no network.
+install_carried_wheels() {  # install_carried_wheels LOG: the wheels of .whl/ into /tmp/site, if carried
+  [ -d .whl ] || return 1
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >>"$1" 2>&1
+}
+# The Python benchmark with PYTHON in DIR, its table after the caller's note
+# (timed from the caller's $start).
+python_bench() {  # python_bench LABEL DIR PYTHON [ARGS...]
+  local label=$1 dir=$2 python=$3 rc
+  shift 3
+  (cd "$dir" && timeout "$(left)" "$python" -m tilesort.bench --json "$OUT/python-bench.json" "$@" \
+    >"$OUT/python-bench.txt" 2>"$OUT/python-bench.err")
+  rc=$?
+  [ $rc = 124 ] && rc="124 (TIMED OUT: the table is cut short)"
+  note "$label $*: rc=$rc ($((SECONDS - start)) s)"
+  cat "$OUT/python-bench.txt"
+}
 run_python() {  # run_python [bench ARGS...]
   local start=$SECONDS rc
   if [ ! -x scripts/test-python.sh ]; then note "python: no python package here (scripts/test-python.sh)"; return; fi
-  if [ -d .whl ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >>"$OUT/python.log" 2>&1
-    export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
-  fi
+  install_carried_wheels "$OUT/python.log" && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
   if [ "${1:-}" != bench ]; then
     timeout "$(left)" scripts/test-python.sh -q -ra --tb=short -p no:cacheprovider >>"$OUT/python.log" 2>&1
     rc=$?
@@ -215,11 +228,7 @@ run_python() {  # run_python [bench ARGS...]
   [ -d build-python/site ] || timeout "$(left)" scripts/test-python.sh --co -q >>"$OUT/python.log" 2>&1
   python3 python/examples/ragged_rows.py >>"$OUT/python.log" 2>&1
   note "python example: rc=$?"
-  timeout "$(left)" python3 -m tilesort.bench --json "$OUT/python-bench.json" "$@" >"$OUT/python-bench.txt" 2>"$OUT/python-bench.err"
-  rc=$?
-  [ $rc = 124 ] && rc="124 (TIMED OUT: the table is cut short)"
-  note "python bench $*: rc=$rc ($((SECONDS - start)) s)"
-  cat "$OUT/python-bench.txt"
+  python_bench "python bench" . python3 "$@"
 }
 
 # ------------------------------------------------------------------ wheel
@@ -228,9 +237,7 @@ run_python() {  # run_python [bench ARGS...]
 # would, the package's tests. A warm machine keeps dist/ and skips the build.
 run_wheel() {  # run_wheel [bench ARGS...]
   local start=$SECONDS rc wheel venv
-  if [ -d .whl ]; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl >>"$OUT/wheel.log" 2>&1
-  fi
+  install_carried_wheels "$OUT/wheel.log"
   wheel=$(ls dist/tilesort-*.whl 2>/dev/null | head -1)
   if [ -z "$wheel" ]; then
     PYTHONPATH=/tmp/site timeout "$(left)" scripts/build-wheel.sh --offline >>"$OUT/wheel.log" 2>&1
@@ -246,12 +253,7 @@ run_wheel() {  # run_wheel [bench ARGS...]
   [ "${1:-}" = bench ] || return
   shift
   venv=$(grep -oE "keeping [^ ]+" "$OUT/test-wheel.out" | head -1 | cut -d' ' -f2)/venv/bin/python
-  (cd /tmp && timeout "$(left)" "$venv" -m tilesort.bench --json "$OUT/python-bench.json" "$@" \
-    >"$OUT/python-bench.txt" 2>"$OUT/python-bench.err")
-  rc=$?
-  [ $rc = 124 ] && rc="124 (TIMED OUT: the table is cut short)"
-  note "python bench (the wheel) $*: rc=$rc ($((SECONDS - start)) s)"
-  cat "$OUT/python-bench.txt"
+  python_bench "python bench (the wheel)" /tmp "$venv" "$@"
 }
 
 # ------------------------------------------------------------------ nccl

@@ -218,6 +218,14 @@ cudaError_t sort_for(const sort_call& call, std::size_t& temp_bytes) {
   return cudaErrorInvalidValue;
 }
 
+// Keys of 1 and 2 bytes sort in their own width on the paths that take them.
+template <typename Bits>
+cudaError_t sort_narrow(const sort_call& call, std::size_t& temp_bytes) {
+  if (call.algo == algorithm::front_positions) return sort_with<Bits, algorithm::front_positions>(call, temp_bytes);
+  if (call.algo == algorithm::row_positions) return sort_with<Bits, algorithm::row_positions>(call, temp_bytes);
+  return cudaErrorInvalidValue;
+}
+
 template <typename Bits>
 dtype_order<Bits> host_order(char kind, std::uint64_t inf_bits, bool descending) {
   return make_dtype_order<Bits>(kind, static_cast<Bits>(inf_bits), descending);
@@ -250,15 +258,9 @@ cudaError_t run_job(const sort_job& job, std::size_t& temp_bytes) {
 }
 
 cudaError_t run_sort(int key_bytes, const sort_call& call, std::size_t& temp_bytes) {
-  if (call.algo == algorithm::front_positions && key_bytes <= 2) {  // the sorts of 1- and 2-byte keys
-    if (key_bytes == 1) return sort_with<std::uint8_t, algorithm::front_positions>(call, temp_bytes);
-    if (key_bytes == 2) return sort_with<std::uint16_t, algorithm::front_positions>(call, temp_bytes);
-  }
-  if (call.algo == algorithm::row_positions && key_bytes <= 2) {
-    if (key_bytes == 1) return sort_with<std::uint8_t, algorithm::row_positions>(call, temp_bytes);
-    if (key_bytes == 2) return sort_with<std::uint16_t, algorithm::row_positions>(call, temp_bytes);
-  }
   switch (key_bytes) {
+    case 1: return sort_narrow<std::uint8_t>(call, temp_bytes);
+    case 2: return sort_narrow<std::uint16_t>(call, temp_bytes);
     case 4: return sort_for<std::uint32_t>(call, temp_bytes);
     case 8: return sort_for<std::uint64_t>(call, temp_bytes);
   }

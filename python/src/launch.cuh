@@ -45,13 +45,15 @@ cudaError_t sort_with(const sort_call& c, std::size_t& temp_bytes) {
                                           tilesort::segments::uniform(c.row_length), order, c.stream);
   } else if constexpr (Algo == algorithm::row_positions) {
     // Keys of up to 4 bytes by their ranks: the library packs rank and position into one word.
-    auto* positions = static_cast<std::int64_t*>(c.values_out);
-    if constexpr (sizeof(Bits) <= 4)
-      return tilesort::detail::row_positions_sort(c.temp, temp_bytes, keys_in, keys_out, positions, c.n, c.row_length,
-                                                  by_bits, c.stream);
-    else
-      return tilesort::detail::row_positions_sort(c.temp, temp_bytes, keys_in, keys_out, positions, c.n, c.row_length,
-                                                  order, c.stream);
+    const auto row_order = [&] {
+      if constexpr (sizeof(Bits) <= 4)
+        return by_bits;
+      else
+        return order;
+    }();
+    return tilesort::detail::row_positions_sort(c.temp, temp_bytes, keys_in, keys_out,
+                                                static_cast<std::int64_t*>(c.values_out), c.n, c.row_length,
+                                                row_order, c.stream);
   } else if constexpr (Algo == algorithm::locality) {
     return tilesort::locality_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n, order,
                                          c.stream);

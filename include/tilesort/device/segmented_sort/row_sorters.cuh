@@ -215,10 +215,6 @@ template <typename T>
 struct row_key_of<const T*> {
   using type = T;
 };
-template <typename T>
-struct row_key_of<T*> {
-  using type = T;
-};
 template <typename Key, typename Image>
 struct row_key_of<packed_row_keys<Key, Image>> {
   using type = typename packed_row_keys<Key, Image>::word;
