@@ -52,6 +52,11 @@ cudaError_t sort_with(const sort_call& c, std::size_t& temp_bytes) {
     else
       return tilesort::detail::row_positions_sort(c.temp, temp_bytes, keys_in, keys_out, positions, c.n, c.row_length,
                                                   order, c.stream);
+  } else if constexpr (Algo == algorithm::offsets_words) {
+    static_assert(sizeof(Bits) == 8, "the words are 64-bit");
+    const auto segments = tilesort::segments::offsets(c.offsets, c.offsets + 1, c.segments);
+    return tilesort::segmented_sort_keys(c.temp, temp_bytes, keys_in, keys_out, c.n, segments, tilesort::less{},
+                                         c.stream);
   } else if constexpr (Algo == algorithm::locality) {
     return tilesort::locality_sort_pairs(c.temp, temp_bytes, keys_in, keys_out, values_in, values_out, c.n, order,
                                          c.stream);
