@@ -3,7 +3,9 @@
 // one library call on the keys as they are, packed with their positions by
 // the row sorters (rows_positions_job). One array with an index payload where
 // the front door radix-sorts: one library call on the keys as they are,
-// which makes the positions itself (positions_job). Otherwise a prologue kernel (ranks of keys that sort as
+// which makes the positions itself (positions_job). Ragged segments of keys
+// of up to 4 bytes with an index payload: 64-bit words of rank and position
+// sorted alone (segments_words_job). Otherwise a prologue kernel (ranks of keys that sort as
 // ranks, the index payload where the sort does not make it),
 // the library sort (run_sort picks the instantiation for the key width and
 // algorithm), and an epilogue kernel that turns sorted ranks back into the
@@ -205,6 +207,81 @@ cudaError_t rows_positions_job(const sort_job& job, std::size_t& temp_bytes) {
   return run_sort(job.key_bytes, call, sort_bytes);
 }
 
+// words[i] = the key's rank (at most 32 bits) above its position i.
+template <typename Bits>
+__global__ void pack_words_kernel(const Bits* keys, std::uint64_t* words, std::int64_t n, dtype_order<Bits> order) {
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    words[i] = std::uint64_t(std::uint32_t(order.rank(keys[i]))) << 32 | std::uint32_t(i);
+}
+
+// positions[i] = the sorted word's position; keys_out[i] (when wanted) = the
+// input key there, bit for bit. keys_out must not be keys_in.
+template <typename Bits>
+__global__ void unpack_words_kernel(const Bits* keys_in, const std::uint64_t* words, Bits* keys_out,
+                                    std::int64_t* positions, std::int64_t n) {
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const std::uint32_t position = std::uint32_t(words[i]);
+    positions[i] = position;
+    if (keys_out != nullptr) keys_out[i] = keys_in[position];
+  }
+}
+
+// Ragged segments (CSR offsets) of keys of up to 4 bytes with an index
+// payload, fewer than 2^32 keys, out of place: each key becomes one 64-bit
+// word, its rank above its position in the array (a prologue kernel); the
+// words sort alone under less (algorithm::offsets_words: no comparator
+// work, no tie-break, stable because the words are distinct; words outside
+// every segment keep their place, so their position stays theirs); an
+// epilogue writes the positions as int64 and reads each sorted key from the
+// input by its position (bit for bit). Temp storage: the words (n x 8
+// bytes), then the library's. cudaErrorNotSupported: the job takes job_for.
+template <typename Bits>
+cudaError_t segments_words_for(const sort_job& job, std::size_t& temp_bytes) {
+  const std::size_t words_bytes = aligned(std::size_t(job.n) * sizeof(std::uint64_t));
+  auto* temp = static_cast<char*>(job.temp);
+  auto* words = temp == nullptr ? nullptr : reinterpret_cast<std::uint64_t*>(temp);
+  sort_call call{};
+  call.algo = algorithm::offsets_words;
+  call.keys_in = words;
+  call.keys_out = words;
+  call.n = job.n;
+  call.offsets = job.offsets;
+  call.segments = job.segments;
+  call.kind = 'u';
+  call.temp = temp == nullptr ? nullptr : temp + words_bytes;
+  call.stream = job.stream;
+  std::size_t sort_bytes = 0;
+  if (temp == nullptr) {  // size query
+    const cudaError_t error = run_sort(8, call, sort_bytes);
+    if (error == cudaSuccess) temp_bytes = words_bytes + sort_bytes;
+    return error;
+  }
+  if (temp_bytes < words_bytes) return cudaErrorInvalidValue;
+  sort_bytes = temp_bytes - words_bytes;
+  const auto order = make_dtype_order<Bits>(job.kind, static_cast<Bits>(job.inf_bits), job.descending);
+  const auto* keys_in = static_cast<const Bits*>(job.keys_in);
+  pack_words_kernel<Bits><<<elementwise_blocks(job.n), elementwise_threads, 0, job.stream>>>(keys_in, words, job.n,
+                                                                                              order);
+  if (const cudaError_t error = cudaGetLastError(); error != cudaSuccess) return error;
+  if (const cudaError_t error = run_sort(8, call, sort_bytes); error != cudaSuccess) return error;
+  unpack_words_kernel<Bits><<<elementwise_blocks(job.n), elementwise_threads, 0, job.stream>>>(
+      keys_in, words, static_cast<Bits*>(job.keys_out), static_cast<std::int64_t*>(job.values_out), job.n);
+  return cudaGetLastError();
+}
+
+cudaError_t segments_words_job(const sort_job& job, std::size_t& temp_bytes) {
+  if (job.algo != algorithm::offsets || !job.index_payload || job.key_bytes > 4 || job.n <= 0 ||
+      job.n > std::int64_t(UINT32_MAX) || (job.keys_out != nullptr && job.keys_out == job.keys_in))
+    return cudaErrorNotSupported;
+  switch (job.key_bytes) {
+    case 1: return segments_words_for<std::uint8_t>(job, temp_bytes);
+    case 2: return segments_words_for<std::uint16_t>(job, temp_bytes);
+    default: return segments_words_for<std::uint32_t>(job, temp_bytes);
+  }
+}
+
 template <typename Bits>
 cudaError_t sort_for(const sort_call& call, std::size_t& temp_bytes) {
   switch (call.algo) {
@@ -214,6 +291,11 @@ cudaError_t sort_for(const sort_call& call, std::size_t& temp_bytes) {
     case algorithm::offsets: return sort_with<Bits, algorithm::offsets>(call, temp_bytes);
     case algorithm::row_positions: return sort_with<Bits, algorithm::row_positions>(call, temp_bytes);
     case algorithm::front_positions: return sort_with<Bits, algorithm::front_positions>(call, temp_bytes);
+    case algorithm::offsets_words:
+      if constexpr (sizeof(Bits) == 8)
+        return sort_with<Bits, algorithm::offsets_words>(call, temp_bytes);
+      else
+        return cudaErrorInvalidValue;
   }
   return cudaErrorInvalidValue;
 }
@@ -248,6 +330,7 @@ cudaError_t run_job(const sort_job& job, std::size_t& temp_bytes) {
   if (job.n < 0) return cudaErrorInvalidValue;
   if (const cudaError_t error = rows_positions_job(job, temp_bytes); error != cudaErrorNotSupported) return error;
   if (const cudaError_t error = positions_job(job, temp_bytes); error != cudaErrorNotSupported) return error;
+  if (const cudaError_t error = segments_words_job(job, temp_bytes); error != cudaErrorNotSupported) return error;
   switch (job.key_bytes) {
     case 1: return job_for<std::uint8_t, std::uint32_t>(job, temp_bytes);
     case 2: return job_for<std::uint16_t, std::uint32_t>(job, temp_bytes);

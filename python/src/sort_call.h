@@ -45,6 +45,12 @@ enum class algorithm : int {
   // written as int64. cudaErrorNotSupported where the front door would not
   // take the radix sort.
   front_positions = 5,
+  // CSR offsets over 64-bit words (a sort_call only: run_job's
+  // segments_words_job for keys of up to 4 bytes with an index payload):
+  // each word is a key's rank above its position in the array, sorted alone
+  // under less by segmented_sort_keys (words are distinct: stable for free);
+  // keys_in/keys_out are the words (8 bytes), values unused.
+  offsets_words = 6,
 };
 
 // One library call: keys of 4 or 8 bytes (the original bits or ranks), 8-byte payloads
