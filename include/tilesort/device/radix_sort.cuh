@@ -100,7 +100,8 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
   constexpr std::size_t onesweep_shared = sizeof(radix_onesweep_storage<policy, Key, Value>);
   static_assert(alignof(radix_onesweep_storage<policy, Key, Value>) <= 16, "dynamic shared memory is 16-byte aligned");
   unsigned histogram_resident = 0, onesweep_resident = 0;
-  TILESORT_RETURN_IF_ERROR(remembered_grid<histogram>(policy::histogram_threads, 0, histogram_resident));
+  constexpr std::size_t histogram_shared = radix_histogram_storage<policy, passes>::bytes;
+  TILESORT_RETURN_IF_ERROR(remembered_grid<histogram>(policy::histogram_threads, histogram_shared, histogram_resident));
   TILESORT_RETURN_IF_ERROR(remembered_grid<onesweep>(policy::threads, onesweep_shared, onesweep_resident));
   const std::int64_t histogram_step = std::int64_t(policy::histogram_threads) * policy::histogram_items;
   int sms = 0;
@@ -114,7 +115,7 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
 
   TILESORT_RETURN_IF_ERROR(cudaMemsetAsync(base + plan.zero_offset, 0, plan.zero_bytes, stream));
   TILESORT_RETURN_IF_ERROR(launch_kernel(histogram, static_cast<unsigned>(histogram_grid), policy::histogram_threads,
-                                         0, stream, false, keys_in, plan.n, image, control, in_place,
+                                         histogram_shared, stream, false, keys_in, plan.n, image, control, in_place,
                                          skip_unless_zero));
   for (int pass = 0; pass < passes; ++pass)
     TILESORT_RETURN_IF_ERROR(launch_kernel(onesweep, static_cast<unsigned>(onesweep_grid), policy::threads,

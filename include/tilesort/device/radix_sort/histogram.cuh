@@ -6,8 +6,9 @@
 //
 // Blocks take histogram_threads x histogram_items keys per step (consecutive
 // threads read consecutive keys) over a grid of about histogram_blocks_per_sm
-// blocks per SM; counts go to shared memory (a shared atomic per digit),
-// then once per block to the control block's 64-bit counters.
+// blocks per SM; counts go to shared memory (a shared atomic per digit, to
+// counters of the lane's own: radix_histogram_storage), then once per block
+// to the control block's 64-bit counters.
 #pragma once
 
 #include <cuda/atomic>
@@ -22,6 +23,19 @@
 
 namespace tilesort::detail {
 
+// Shared memory of a histogram block: per digit pass and bin, `copies`
+// counters, one per lane (lane mod copies): lane l's counters sit in bank
+// l (32 copies) or in one of two banks (16), so a warp's atomics do not
+// wait on each other, whatever its keys.
+template <typename Policy, int Passes>
+struct radix_histogram_storage {
+  static constexpr int copies = Passes <= 4 ? 32 : 16;
+  static constexpr std::size_t bytes = sizeof(unsigned) * Passes * Policy::bins * copies;
+  TILESORT_DEVICE static unsigned* counter(unsigned* counts, int pass, unsigned bin, int lane) {
+    return counts + (pass * Policy::bins + int(bin)) * copies + lane % copies;
+  }
+};
+
 // Counts every digit of keys[0, n) into control->digit_start, then (last
 // block) the exclusive starts and the schedule. It returns at once when
 // the front door's probe chose another sort (`skip_unless_zero`): the
@@ -31,15 +45,17 @@ __global__ void __launch_bounds__(Policy::histogram_threads)
     radix_histogram_kernel(const Key* keys, std::int64_t n, Image image, radix_control* control, bool in_place,
                            const unsigned* skip_unless_zero) {
   constexpr int threads = Policy::histogram_threads, items = Policy::histogram_items, bins = Policy::bins;
-  static_assert(threads == bins, "the last block scans a digit's bins with a thread each");
-  __shared__ unsigned counts[Passes][bins];
+  using storage = radix_histogram_storage<Policy, Passes>;
+  static_assert(threads >= bins, "the last block scans a digit's bins with a thread each");
+  extern __shared__ unsigned radix_histogram_counts[];
   __shared__ std::int64_t warp_sums[threads / 32 + 1];
   __shared__ bool varies[radix_max_passes];
   __shared__ bool last_block;
   allow_next_kernel();
   if (skip_requested(skip_unless_zero)) return;
-  const int t = static_cast<int>(threadIdx.x);
-  for (int i = t; i < Passes * bins; i += threads) (&counts[0][0])[i] = 0;
+  unsigned* counts = radix_histogram_counts;
+  const int t = static_cast<int>(threadIdx.x), lane = t % 32;
+  for (int i = t; i < int(storage::bytes / sizeof(unsigned)); i += threads) counts[i] = 0;
   __syncthreads();
 
   constexpr std::int64_t step = std::int64_t(threads) * items;
@@ -55,13 +71,15 @@ __global__ void __launch_bounds__(Policy::histogram_threads)
       if (base + i * threads + t < n) {
         const auto bits = image(block_keys[i]);
         TILESORT_UNROLL
-        for (int p = 0; p < Passes; ++p) atomicAdd(&counts[p][radix_digit<Policy::radix_bits>(bits, p)], 1u);
+        for (int p = 0; p < Passes; ++p)
+          atomicAdd(storage::counter(counts, p, radix_digit<Policy::radix_bits>(bits, p), lane), 1u);
       }
     }
   }
   __syncthreads();
   for (int i = t; i < Passes * bins; i += threads) {
-    const unsigned c = (&counts[0][0])[i];
+    unsigned c = 0;
+    for (int k = 0; k < storage::copies; ++k) c += counts[i * storage::copies + (k + i) % storage::copies];
     if (c != 0) atomicAdd(&control->digit_start[i / bins][i % bins], static_cast<unsigned long long>(c));
   }
 
@@ -73,12 +91,12 @@ __global__ void __launch_bounds__(Policy::histogram_threads)
   if (!last_block) return;
   __threadfence();
   for (int p = 0; p < Passes; ++p) {
-    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> bin(control->digit_start[p][t]);
-    const std::int64_t count = static_cast<std::int64_t>(bin.load(cuda::memory_order_relaxed));
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> bin(control->digit_start[p][t % bins]);
+    const std::int64_t count = t < bins ? static_cast<std::int64_t>(bin.load(cuda::memory_order_relaxed)) : 0;
     const bool constant = __syncthreads_or(count == n) != 0;
     std::int64_t total = 0;
     const std::int64_t start = block_exclusive_sum<threads>(count, warp_sums, total);
-    bin.store(static_cast<unsigned long long>(start), cuda::memory_order_relaxed);
+    if (t < bins) bin.store(static_cast<unsigned long long>(start), cuda::memory_order_relaxed);
     if (t == 0) varies[p] = !constant;
   }
   __syncthreads();

@@ -4,20 +4,23 @@
 // offsets within a digit from decoupled look-back over earlier tiles).
 //
 // A persistent grid takes tiles in order from a counter. Per tile:
-//   1. load threads x items keys, warp-striped (lane l of warp w holds keys
-//      w x 32 x items + i x 32 + l: coalesced, and a warp's keys in order);
+//   1. load threads x items keys (and values), warp-striped (lane l of warp
+//      w holds keys w x 32 x items + i x 32 + l: coalesced, and a warp's
+//      keys in order);
 //   2. once the look-back ring wraps, check that its slot may be reused
 //      (rarely waits);
-//   3. rank: per item, the lanes with the same digit (warp_peers) take
-//      consecutive places from the warp's count of that digit (one shared
-//      atomic by the lowest such lane): stable within the warp;
-//   4. per digit (a thread each): the warps' exclusive sums and the tile's
-//      count; publish the count, look back for the earlier tiles' count
-//      (at most `window` tiles back), publish the inclusive count;
-//   5. stage the keys in shared memory in digit order, then write them with
-//      consecutive threads at consecutive positions (a digit's keys of the
-//      tile are one run in the output); values follow through the same
-//      places.
+//   3. early counts: each warp counts its keys' digits (a shared atomic per
+//      key);
+//   4. per digit (a thread each): the tile's count, published at once for
+//      the later tiles' look-back, and each warp's first place in the tile;
+//   5. rank: per item, the lanes of a warp with the same digit (found by a
+//      shared word per digit each lane sets its bit in) take consecutive
+//      places; a tile whose keys share one digit skips this;
+//   6. stage the keys (and values) in shared memory at their places;
+//   7. per digit: look back for the earlier tiles' count (most of them have
+//      published by now), publish the inclusive count;
+//   8. write the staged keys with consecutive threads at consecutive
+//      positions (a digit's keys of the tile are one run in the output).
 // Skipped passes (the digit is the same in every key) return at once; the
 // last launched pass copies the keys to the output when the schedule ends
 // elsewhere and no later kernel will (radix_copy_out).
@@ -34,7 +37,6 @@
 #include "../../detail/radix_order.cuh"
 #include "../../detail/radix_sort_plan.cuh"
 #include "../../detail/values.cuh"
-#include "../../warp/warp_peers.cuh"
 
 namespace tilesort::detail {
 
@@ -97,12 +99,13 @@ TILESORT_DEVICE void radix_copy_out(const radix_buffers<Key, Value, OutValue>& b
 }
 
 // Shared memory of a onesweep block: the warps' digit counts (then each
-// warp's first place per digit), then (reusing the bytes) the staged keys
-// and values; per digit the output position of tile-local position 0.
+// warp's next place per digit) and match words, then (reusing the bytes)
+// the staged keys and values; per digit the output position of tile-local
+// position 0.
 template <typename Policy, typename Key, typename Value>
 struct radix_onesweep_storage {
   static constexpr int warps = Policy::threads / 32;
-  static constexpr std::size_t count_bytes = sizeof(unsigned) * warps * Policy::bins;
+  static constexpr std::size_t count_bytes = sizeof(unsigned) * warps * Policy::bins * 2;  // counts, matches
   static constexpr std::size_t value_bytes = value_bytes_of<Value>;
   static constexpr std::size_t key_stage_bytes = (std::size_t(Policy::tile_items) * sizeof(Key) + 15) / 16 * 16;
   static constexpr std::size_t stage_bytes = key_stage_bytes + std::size_t(Policy::tile_items) * value_bytes;
@@ -114,29 +117,49 @@ struct radix_onesweep_storage {
   unsigned tile;
 
   TILESORT_DEVICE unsigned* counts(int warp) { return reinterpret_cast<unsigned*>(staging) + warp * Policy::bins; }
+  TILESORT_DEVICE unsigned* matches(int warp) { return counts(warps + warp); }
   TILESORT_DEVICE Key* keys() { return reinterpret_cast<Key*>(staging); }
   TILESORT_DEVICE Value* values() { return reinterpret_cast<Value*>(staging + key_stage_bytes); }
 };
 
-// Ranks a warp's keys by digit: rank[i] = the places item i's digit took
-// before it in this warp. Items past the input (`Partial` tiles: i x 32 at
-// or past `left`, the tile's keys from this lane's first on) take none:
-// their label is Bins, one more label bit.
-template <int RadixBits, int Items, int Bins, bool Partial, typename Key, typename Image>
-TILESORT_DEVICE void radix_rank_warp(const Key (&keys)[Items], const Image& image, int pass, int left,
-                                     unsigned* counts, int (&rank)[Items]) {
+// Early counts: adds each of this warp's keys to its warp's count of the
+// key's digit (`words[i]`: item i's digit). Items past the input (`Partial`
+// tiles: i x 32 at or past `left`, the tile's keys from this lane's first
+// on) are not counted.
+template <int Items, bool Partial>
+TILESORT_DEVICE void radix_count_warp(const int (&words)[Items], int left, unsigned* counts) {
+  TILESORT_UNROLL
+  for (int i = 0; i < Items; ++i)
+    if (!Partial || i * 32 < left) atomicAdd(&counts[words[i]], 1u);
+}
+
+// Ranks a warp's keys in the tile: `words[i]` holds item i's digit and
+// becomes place << 8 | digit. `places` holds the warp's next place per
+// digit (its first, from the early counts). Per item, each lane sets its
+// bit in the warp's word for its digit (`matches`, zero between items), so
+// the lanes with the same digit see each other; they take consecutive
+// places, lower lanes first, and the highest of them moves the warp's place
+// on and clears the word. Stable: a warp's keys come in input order.
+template <int Items, bool Partial>
+TILESORT_DEVICE void radix_rank_warp(int (&words)[Items], int left, unsigned* places, unsigned* matches) {
   const unsigned lane = threadIdx.x % 32;
-  const unsigned below = (1u << lane) - 1u;
+  const unsigned lane_bit = 1u << lane;
+  const unsigned up_to = lane_bit | (lane_bit - 1u);
   TILESORT_UNROLL
   for (int i = 0; i < Items; ++i) {
     const bool live = !Partial || i * 32 < left;
-    const unsigned digit = live ? radix_digit<RadixBits>(image(keys[i]), pass) : unsigned(Bins);
-    const unsigned peers = warp_peers<RadixBits + (Partial ? 1 : 0)>(digit);
-    const int leader = __ffs(peers) - 1;
-    unsigned before = 0;
-    if (lane == unsigned(leader) && live) before = atomicAdd(&counts[digit], __popc(peers));
-    before = __shfl_sync(0xffffffffu, before, leader);
-    rank[i] = static_cast<int>(before) + __popc(peers & below);
+    const unsigned digit = static_cast<unsigned>(words[i]);
+    if (live) atomicOr(&matches[digit], lane_bit);
+    __syncwarp();
+    const unsigned peers = live ? matches[digit] : lane_bit;
+    const int leader = 31 - __clz(peers);
+    const unsigned order = __popc(peers & up_to);  // 1 for the lowest lane of the digit
+    unsigned base = 0;
+    if (lane == unsigned(leader) && live) base = atomicAdd(&places[digit], order);
+    base = __shfl_sync(0xffffffffu, base, leader);
+    if (lane == unsigned(leader) && live) matches[digit] = 0;
+    __syncwarp();
+    words[i] = static_cast<int>((base + order - 1u) << 8 | digit);
   }
 }
 
@@ -199,7 +222,7 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     const unsigned slot = ring.slot(tile);
     const unsigned long long tag = radix_lookback::tag(ring.cycle(tile), plan.parity);
 
-    for (int i = t; i < storage_type::warps * bins; i += threads) s.counts(0)[i] = 0;
+    for (int i = t; i < int(storage_type::count_bytes / sizeof(unsigned)); i += threads) s.counts(0)[i] = 0;
 
     // 1. Load (a warp's keys: first + i x 32, i < items).
     const std::int64_t tile_base = std::int64_t(tile) * tile_items;
@@ -209,6 +232,16 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     TILESORT_UNROLL
     for (int i = 0; i < items; ++i)
       if (first + i * 32 < valid) keys[i] = keys_src[tile_base + first + i * 32];
+
+    Value values[pairs ? items : 1];  // loaded with the keys
+    if constexpr (pairs) {
+      const Value* values_src = buffers.values_from(plan.source);
+      TILESORT_UNROLL
+      for (int i = 0; i < items; ++i) {
+        const std::int64_t at = tile_base + first + i * 32;
+        if (first + i * 32 < valid) values[i] = values_src != nullptr ? values_src[at] : buffers.generated(at);
+      }
+    }
 
     // 2. Once the ring wraps: the slot's earlier user and the tiles that may
     // still read its words are done (checked while the keys arrive; the
@@ -230,17 +263,24 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
       __syncthreads();  // counts zeroed
     }
 
-    // 3. Rank within the warp.
-    int rank[items];
+    // 3. Early counts: each warp counts its keys' digits. Per item, a word:
+    // its digit, then its place << 8 | digit.
+    static_assert(Policy::radix_bits == 8 && tile_items < (1 << 23), "a word holds a place and a digit");
     const int left = valid - first;  // this lane's keys: i x 32 < left
+    int item[items];
+    TILESORT_UNROLL
+    for (int i = 0; i < items; ++i)
+      item[i] = i * 32 < left ? static_cast<int>(radix_digit<Policy::radix_bits>(image(keys[i]), pass)) : 0;
     if (valid == tile_items) {
-      radix_rank_warp<Policy::radix_bits, items, bins, false>(keys, image, pass, left, s.counts(warp), rank);
+      radix_count_warp<items, false>(item, left, s.counts(warp));
     } else {
-      radix_rank_warp<Policy::radix_bits, items, bins, true>(keys, image, pass, left, s.counts(warp), rank);
+      radix_count_warp<items, true>(item, left, s.counts(warp));
     }
     __syncthreads();
 
-    // 4. Per digit: the warps' exclusive sums, the tile's count, look-back.
+    // 4. Per digit (a thread each): the warps' exclusive sums and the tile's
+    // count, published at once (the later tiles' look-back may use it);
+    // the tile-local digit starts; each warp's first place per digit.
     std::int64_t count = 0;
     if (t < bins) {
       unsigned running = 0;
@@ -257,6 +297,34 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     }
     std::int64_t tile_total = 0;
     const std::int64_t start = block_exclusive_sum<threads>(count, s.warp_sums, tile_total);
+    if (t < bins)
+      for (int w = 0; w < storage_type::warps; ++w) s.counts(w)[t] += static_cast<unsigned>(start);
+    // A tile whose keys all have one digit keeps its order: no ranking.
+    const bool one_digit = __syncthreads_or(t < bins && count == valid);
+
+    // 5. Places in the tile.
+    if (one_digit) {
+      TILESORT_UNROLL
+      for (int i = 0; i < items; ++i) item[i] |= (first + i * 32) << 8;
+    } else if (valid == tile_items) {
+      radix_rank_warp<items, false>(item, left, s.counts(warp), s.matches(warp));
+    } else {
+      radix_rank_warp<items, true>(item, left, s.counts(warp), s.matches(warp));
+    }
+    __syncthreads();  // the places are taken: their bytes take the staged items
+
+    // 6. Keys (and values) staged at their places.
+    TILESORT_UNROLL
+    for (int i = 0; i < items; ++i) {
+      if (i * 32 < left) {
+        s.keys()[item[i] >> 8] = keys[i];
+        if constexpr (pairs) s.values()[item[i] >> 8] = values[i];
+      }
+    }
+
+    // 7. Per digit: look back for the earlier tiles' count (while the
+    // tile's own keys were ranked, its predecessors published), publish
+    // the inclusive count, the output position of the digit's first place.
     if (t < bins) {
       const unsigned long long before = radix_look_back<window>(ring_words, ring, tile, plan.parity, t);
       if (tile != 0) {
@@ -266,32 +334,14 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
             cuda::memory_order_relaxed);
       }
       s.output_base[t] = digit_start[t] + static_cast<std::int64_t>(before) - start;
-      for (int w = 0; w < storage_type::warps; ++w) s.counts(w)[t] += static_cast<unsigned>(start);
     }
-    __syncthreads();  // every digit looked back; each warp's digit starts are in place
+    __syncthreads();  // staged, and every digit looked back
     if (t == 0) {
       cuda::atomic_ref<unsigned, cuda::thread_scope_device> mine(done[slot]);
       mine.store(radix_lookback::done(ring.cycle(tile), plan.parity), cuda::memory_order_release);
     }
 
-    // 5. Places in the tile; keys (and values) staged there, then written
-    // with consecutive threads at consecutive places.
-    TILESORT_UNROLL
-    for (int i = 0; i < items; ++i)
-      if (i * 32 < left) rank[i] += static_cast<int>(s.counts(warp)[radix_digit<Policy::radix_bits>(image(keys[i]), pass)]);
-    __syncthreads();  // the counts are read: their bytes take the staged items
-    TILESORT_UNROLL
-    for (int i = 0; i < items; ++i)
-      if (i * 32 < left) s.keys()[rank[i]] = keys[i];
-    if constexpr (pairs) {
-      const Value* values_src = buffers.values_from(plan.source);
-      TILESORT_UNROLL
-      for (int i = 0; i < items; ++i) {
-        const std::int64_t at = tile_base + first + i * 32;
-        if (i * 32 < left) s.values()[rank[i]] = values_src != nullptr ? values_src[at] : buffers.generated(at);
-      }
-    }
-    __syncthreads();
+    // 8. Written with consecutive threads at consecutive places.
     Value* values_dst = nullptr;
     if constexpr (pairs) values_dst = buffers.values_to(plan.destination);
     TILESORT_UNROLL

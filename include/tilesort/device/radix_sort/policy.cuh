@@ -27,9 +27,12 @@ struct radix_sort_policy {
   /// Widest item the onesweep tile stages in shared memory.
   static constexpr std::size_t staged_bytes = KeyBytes > ValueBytes ? KeyBytes : ValueBytes;  // widest item
   /// Onesweep blocks: threads and keys per thread.
-  static constexpr int threads = KeyBytes <= 2 && ValueBytes == 0 ? 512 : 384;
+  static constexpr int threads = KeyBytes <= 2 && ValueBytes == 0               ? 512
+                                 : KeyBytes <= 4 && ValueBytes > 4 && staged_bytes <= 8 ? 256
+                                                                                      : 384;
   /// @copydoc threads
   static constexpr int items = ValueBytes == 0  ? (KeyBytes <= 4 ? 19 : 24)
+                               : staged_bytes <= 4 ? 15
                                : staged_bytes <= 8 ? (KeyBytes <= 4 ? 17 : 20)
                                : staged_bytes <= 16 ? 10
                                : staged_bytes <= 32 ? 5
@@ -37,14 +40,14 @@ struct radix_sort_policy {
   /// Keys per onesweep tile.
   static constexpr int tile_items = threads * items;
   /// Onesweep blocks per SM the registers must allow.
-  static constexpr int blocks_per_sm = KeyBytes <= 4 && staged_bytes <= 4 ? 2 : 1;
+  static constexpr int blocks_per_sm = KeyBytes <= 4 && staged_bytes <= 8 ? 2 : 1;
   /// Histogram blocks: threads and keys per thread per step; at most
   /// histogram_blocks_per_sm blocks per SM.
-  static constexpr int histogram_threads = 256;
+  static constexpr int histogram_threads = 1024;
   /// @copydoc histogram_threads
   static constexpr int histogram_items = KeyBytes <= 4 ? 16 : 8;
   /// @copydoc histogram_threads
-  static constexpr int histogram_blocks_per_sm = 4;
+  static constexpr int histogram_blocks_per_sm = 1;
   /// Look-back: a ring of ring_tiles tiles' words, each tile looking back
   /// at most window tiles (more than the tiles in flight: blocks of a
   /// whole GPU). Until the ring wraps (2^27 4-byte keys) a tile needs no
