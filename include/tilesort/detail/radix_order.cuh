@@ -73,10 +73,15 @@ struct radix_native_image {
     bits_type b;
     std::memcpy(&b, &key, sizeof b);
     if constexpr (radix_native_float<Key>) {
+      // Selects, no branch: a branch here keeps the callers' loops over
+      // items from overlapping their loads (measured: f32 onesweep passes
+      // 1.5x slower than u32 with the branch).
       const bits_type magnitude = bits_type(b & bits_type(~sign));
-      if (magnitude > float_infinity_bits<Key>()) return bits_type(~bits_type(0));  // NaN: last
-      const bits_type up = magnitude == 0 ? sign : (b & sign) ? bits_type(~b) : bits_type(b | sign);
-      return Descending ? bits_type(~up) : up;
+      const bits_type canonical = magnitude == 0 ? bits_type(0) : b;  // -0.0 as +0.0
+      const bits_type flip = (canonical & sign) != 0 ? bits_type(~bits_type(0)) : sign;
+      const bits_type up = bits_type(canonical ^ flip);
+      const bits_type ordered = Descending ? bits_type(~up) : up;
+      return magnitude > float_infinity_bits<Key>() ? bits_type(~bits_type(0)) : ordered;  // NaN: last
     } else {
       const bits_type up = std::is_signed_v<Key> ? bits_type(b ^ sign) : b;
       return Descending ? bits_type(~up) : up;

@@ -341,24 +341,33 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
       mine.store(radix_lookback::done(ring.cycle(tile), plan.parity), cuda::memory_order_release);
     }
 
-    // 8. Written with consecutive threads at consecutive places.
+    // 8. Written with consecutive threads at consecutive places (full tiles
+    // without a guard per item, so the loads of all items overlap).
     Value* values_dst = nullptr;
     if constexpr (pairs) values_dst = buffers.values_to(plan.destination);
-    TILESORT_UNROLL
-    for (int j = 0; j < items; ++j) {
-      const int k = j * threads + t;
-      if (k < valid) {
-        const Key key = s.keys()[k];
-        const std::int64_t to = s.output_base[radix_digit<Policy::radix_bits>(image(key), pass)] + k;
-        keys_dst[to] = key;
-        if constexpr (pairs) {
-          if (plan.last && plan.destination == radix_output) {
-            buffers.values_out[to] = static_cast<OutValue>(s.values()[k]);
-          } else {
-            values_dst[to] = s.values()[k];
+    const bool final_values = plan.last && plan.destination == radix_output;
+    auto write = [&](auto partial) {
+      TILESORT_UNROLL
+      for (int j = 0; j < items; ++j) {
+        const int k = j * threads + t;
+        if (!decltype(partial)::value || k < valid) {
+          const Key key = s.keys()[k];
+          const std::int64_t to = s.output_base[radix_digit<Policy::radix_bits>(image(key), pass)] + k;
+          keys_dst[to] = key;
+          if constexpr (pairs) {
+            if (final_values) {
+              buffers.values_out[to] = static_cast<OutValue>(s.values()[k]);
+            } else {
+              values_dst[to] = s.values()[k];
+            }
           }
         }
       }
+    };
+    if (valid == tile_items) {
+      write(std::false_type{});
+    } else {
+      write(std::true_type{});
     }
   }
 }
