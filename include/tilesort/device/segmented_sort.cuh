@@ -520,8 +520,8 @@ struct row_positions_policy {
 };
 // Packed rows: the shapes of keys alone of the word's width, except that rows
 // of 257-512 keys take a block (128 x 4 for 64-bit words, 32 x 16 for 32-bit
-// ones) instead of the 32 x 16 logical warp: 296 against 438 µs and 160
-// against 273 µs for 2^24 keys in rows of 300 (H100; docs/tuning/python.md).
+// ones) instead of the 32 x 16 logical warp, the faster shape for rows of
+// 300 (the timing: docs/tuning/python.md).
 template <typename Word>
 struct packed_rows_policy {
   using keys = uniform_segments_policy<Word>;

@@ -231,8 +231,12 @@ cudaError_t merge_runs(void* d_temp, const tilesort::detail::nccl_sort_layout& l
       merge_split_kernel<policy><<<static_cast<unsigned>((split_count + 255) / 256), 256, 0, stream>>>(
           pairs + first_pair, pair_count, splits, split_count, comp);
       TILESORT_RETURN_IF_ERROR(cudaGetLastError());
-      merge_tile_kernel<policy><<<static_cast<unsigned>(tiles), policy::threads, 0, stream>>>(
-          pairs + first_pair, pair_count, splits, comp);
+      constexpr auto merge_tile = merge_tile_kernel<policy, Key, Value, Compare>;
+      constexpr std::size_t shared = sizeof(merge_tile_storage<policy, Key, Value>);
+      static_assert(shared <= 227 * 1024, "a distributed merge tile of these keys and values exceeds shared memory");
+      TILESORT_RETURN_IF_ERROR(tilesort::detail::allow_dynamic_shared_memory(merge_tile, shared));
+      merge_tile<<<static_cast<unsigned>(tiles), policy::threads, shared, stream>>>(pairs + first_pair, pair_count,
+                                                                                   splits, comp);
       TILESORT_RETURN_IF_ERROR(cudaGetLastError());
     }
     first_pair += pair_count;

@@ -14,10 +14,9 @@
 //                            lengths, first tile), from the gathered cuts;
 //   merge_split_kernel       one thread per tile boundary: its merge-path split;
 //   merge_tile_kernel        one block per tile of outputs: load A's and B's
-//                            parts into shared memory, merge (merge path, then
-//                            thread/ serial_merge; ties from A: stable in rank
-//                            order), store coalesced; values follow their keys
-//                            by each output's source index.
+//                            parts (and values) into shared memory, then the
+//                            device merge sort's merge steps (ties from A:
+//                            stable in rank order).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,8 +29,7 @@
 #include "../../detail/config.cuh"
 #include "../../detail/merge_path.cuh"
 #include "../../detail/nccl_sort_plan.cuh"
-#include "../../detail/uninitialized_array.cuh"
-#include "../../thread/thread_sort.cuh"
+#include "../../device/merge_sort/pairwise.cuh"
 
 namespace tilesort {
 namespace nccl {
@@ -40,8 +38,8 @@ namespace nccl {
 /// block and outputs per thread of one merge tile, by key size. Not yet tuned
 /// on a GPU: the shape follows the device merge sort's merge tiles (256
 /// threads, 16 outputs of 4-byte keys per thread), halving the outputs per
-/// thread as keys grow so that a tile's keys and source indices stay well
-/// within 48 KiB of shared memory.
+/// thread as keys grow; a tile's keys, source indices and values sit in
+/// shared memory (the merge sort's merge tile storage).
 ///
 /// @code
 /// static_assert(tilesort::nccl::merge_policy<std::uint32_t>::tile_items == 4096);
@@ -251,23 +249,27 @@ __global__ void merge_split_kernel(const merge_pair_entry<Key, Value>* pairs, in
   splits[index] = plan::merge_path(e.a_keys, e.a_count, e.b_keys, e.b_count, diagonal, comp);
 }
 
-// One block per tile. Shared memory holds the tile's part of A, then of B;
-// each thread merges `items` outputs from its own merge-path split, then the
-// tile goes out through shared memory in order (keys), and each value is
-// fetched from A or B by its output's source index.
+// One block per tile: the tile's parts of A and B (and their values) into
+// shared memory, then the device merge sort's merge steps
+// (merge_sort_merge_steps: each thread's merge-path split and serial merge,
+// ties from A, so stable in rank order; blocked -> padded slots; striped
+// stores, each value by its output's source).
+template <typename Policy, typename Key, typename Value>
+using merge_tile_storage = tilesort::detail::merge_sort_merge_storage<Key, Value, Policy::tile_items>;
+
 template <typename Policy, typename Key, typename Value, typename Compare>
 __global__ void __launch_bounds__(Policy::threads)
     merge_tile_kernel(const merge_pair_entry<Key, Value>* pairs, int pair_count, const std::int64_t* splits,
                       Compare comp) {
+  namespace ts = tilesort::detail;
   constexpr int threads = Policy::threads;
   constexpr int items = Policy::items;
   constexpr int tile_items = Policy::tile_items;
-  constexpr bool pairs_sorted = !std::is_same_v<Value, tilesort::detail::no_value>;
-  __shared__ tilesort::detail::uninitialized_array<Key, tile_items> tile_keys;
-  __shared__ int source[pairs_sorted ? tile_items : 1];
+  constexpr bool pairs_sorted = ts::has_values<Value>;
+  auto& storage = *reinterpret_cast<merge_tile_storage<Policy, Key, Value>*>(ts::merge_sort_smem);
 
   const std::int64_t tile = blockIdx.x;
-  const int pair = tilesort::detail::pair_of_tile([&](int i) { return pairs[i].first_tile; }, pair_count, tile);
+  const int pair = ts::pair_of_tile([&](int i) { return pairs[i].first_tile; }, pair_count, tile);
   const merge_pair_entry<Key, Value> e = pairs[pair];
   const std::int64_t local = tile - e.first_tile;
   const std::int64_t split = e.first_tile + pair + local;
@@ -277,39 +279,29 @@ __global__ void __launch_bounds__(Policy::threads)
   const std::int64_t total = e.a_count + e.b_count;
   const int count = static_cast<int>((out_begin + tile_items < total ? out_begin + tile_items : total) - out_begin);
   const int a_count = static_cast<int>(a_end - a_begin);
-  const int b_count = count - a_count;
   const std::int64_t b_begin = out_begin - a_begin;
+  const int thread = static_cast<int>(threadIdx.x);
 
-  for (int i = threadIdx.x; i < count; i += threads)
-    tile_keys[i] = i < a_count ? e.a_keys[a_begin + i] : e.b_keys[b_begin + (i - a_count)];
+  // 1. A ++ B (A and B may live in different buffers).
+  for (int i = thread; i < count; i += threads) {
+    storage.keys[i] = i < a_count ? e.a_keys[a_begin + i] : e.b_keys[b_begin + (i - a_count)];
+    if constexpr (pairs_sorted)
+      storage.values[i] = i < a_count ? e.a_values[a_begin + i] : e.b_values[b_begin + (i - a_count)];
+  }
   __syncthreads();
 
-  // This thread's outputs [diagonal, diagonal + items): its merge-path split,
-  // then the thread level's serial merge (from: each output's tile position).
-  const int diagonal = threadIdx.x * items;
-  Key merged[items];
-  int from[items];
-  if (diagonal < count) {
-    const Key* a = &tile_keys[0];
-    const int split = tilesort::detail::merge_path(a, a_count, a + a_count, b_count, diagonal, comp);
-    tilesort::serial_merge(a, split, a_count, a_count + diagonal - split, count, merged, from, comp);
-  }
+  // 2.-4. The merge sort's steps.
+  using steps = ts::merge_sort_merge_steps<threads, items>;
+  const ts::merge_tile_slices slices{a_begin,   a_end, b_begin, b_begin + (count - a_count),
+                                     out_begin, out_begin + count};
+  Key out[items];
+  int source[items];
+  steps::merge(&storage.keys[0], slices, thread, out, source, comp);
+  __syncthreads();  // every thread is done reading A ++ B
+  steps::template write_blocked<pairs_sorted>(storage.keys, storage.sources, thread, out, source);
   __syncthreads();
-  TILESORT_UNROLL
-  for (int k = 0; k < items; ++k) {
-    if (diagonal + k < count) {
-      tile_keys[diagonal + k] = merged[k];
-      if constexpr (pairs_sorted) source[diagonal + k] = from[k];
-    }
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < count; i += threads) {
-    e.out_keys[out_begin + i] = tile_keys[i];
-    if constexpr (pairs_sorted) {
-      const int s = source[i];
-      e.out_values[out_begin + i] = s < a_count ? e.a_values[a_begin + s] : e.b_values[b_begin + (s - a_count)];
-    }
-  }
+  steps::template store<false, pairs_sorted>(storage.keys, storage.sources, storage.values, slices, thread,
+                                             e.out_keys, e.out_values);
 }
 
 // The shard header, written by a kernel so that the call stays asynchronous.
