@@ -33,6 +33,50 @@ def test_under_torchrun(cuda):
     assert result.stdout.count("tilesort.distributed: rank passed") == 2, result.stdout[-4000:]
 
 
+def _rank_model(kt, word, descending):
+    """src/dtype_order.cuh's rank of an unsigned word of kt.bytes bytes (kind 'f' or integer)."""
+    bits = 8 * kt.bytes
+    top, ones = 1 << (bits - 1), (1 << bits) - 1
+    word &= ones
+    if kt.kind == "f":
+        magnitude = word & (top - 1)
+        r = ones if magnitude > kt.inf_bits else top if magnitude == 0 else (~word & ones) if word & top else word | top
+    else:
+        r = word ^ (top if kt.kind == "i" else 0)
+    return r ^ (ones if descending else 0)
+
+
+@pytest.mark.parametrize("dtype_name", ["float16", "bfloat16", "int16", "uint8", "bool"])
+def test_widened_keys_keep_bits_and_order(torch, dtype_name):
+    """Keys of 1 and 2 bytes travel as 4-byte keys: every bit pattern comes back exactly (NaN payloads and
+    -0.0 included), and the 4-byte order is the dtype's (ties where the dtype has them). On the CPU."""
+    from tilesort._arrays import backend_of
+    from tilesort.distributed import _widen_keys
+
+    dtype = getattr(torch, dtype_name)
+    if dtype == torch.bool:
+        x = torch.tensor([True, False, True, False])
+    else:
+        width = torch.tensor([], dtype=dtype).element_size()
+        patterns = torch.arange(1 << (8 * width), dtype=torch.int32)
+        x = patterns.to(torch.int8 if width == 1 else torch.int16).view(dtype)
+    be = backend_of(x, "test", "x")
+    wide, kt, narrow = _widen_keys(be, x)
+    assert kt.bytes == 4 and wide.dtype == torch.int32
+    assert torch.equal(_bits(torch, narrow(wide)), _bits(torch, x))
+    from tilesort._arrays import KEY_TYPES
+
+    narrow_kt = KEY_TYPES[dtype_name]
+    narrow_bits = _bits(torch, x).tolist()
+    for descending in (False, True):
+        wide_ranks = [_rank_model(kt, w, descending) for w in wide.tolist()]
+        ranks = [_rank_model(narrow_kt, b, descending) for b in narrow_bits]
+        for i in range(len(ranks) - 1):  # neighbours in input order: the same comparison both ways
+            for j in (i + 1, (i * 7919 + 13) % len(ranks)):
+                assert (wide_ranks[i] < wide_ranks[j]) == (ranks[i] < ranks[j]), (dtype_name, i, j, descending)
+                assert (wide_ranks[i] == wide_ranks[j]) == (ranks[i] == ranks[j]), (dtype_name, i, j, descending)
+
+
 # ---------------------------------------------------------------- the ranks' side (under torchrun)
 def _global_input(torch, dtype, sizes, seed):
     g = torch.Generator().manual_seed(seed)

@@ -35,7 +35,7 @@ import threading
 
 from . import _core
 from ._api import PairsResult
-from ._arrays import KEY_TYPES, backend_of
+from ._arrays import KEY_TYPES, KeyType, backend_of
 
 __all__ = ["sort", "sort_pairs", "release", "abort"]
 
@@ -113,9 +113,12 @@ def abort(group=None):
     _forget(group, _extension().comm_abort)
 
 
-# Keys of 1 and 2 bytes sort as 4-byte keys of the same order; back by a cast (exact).
-_WIDER_KEYS = {"bool": "int32", "uint8": "int32", "int8": "int32", "int16": "int32", "uint16": "int32",
-               "float16": "float32", "bfloat16": "float32"}
+# Keys of 1 and 2 bytes sort as 4-byte keys of the same order. Integers widen by value and come back by a
+# cast. float16 and bfloat16 widen by bits: their 16 bits in the high half of a 32-bit word, which orders
+# as a float whose infinity is theirs shifted up (NaN last, -0.0 = +0.0), and come back from the high half
+# bit for bit (a cast back from float32 on the GPU would turn every NaN into 0x7FFF).
+_WIDER_KEYS = {"bool": "int32", "uint8": "int32", "int8": "int32", "int16": "int32", "uint16": "int32"}
+_HIGH_HALF_KEYS = ("float16", "bfloat16")
 # Payloads by width: the signed integer that views their bits (widened to 8 bytes for the sort).
 _PAYLOAD_VIEWS = {1: "int8", 2: "int16", 4: "int32", 8: "int64"}
 
@@ -134,14 +137,19 @@ def _check(function, x, argument):
 
 
 def _widen_keys(be, keys):
+    """(the keys the sort takes, their KeyType, the narrowing of its output back to keys' dtype)."""
     name = be.dtype_name(keys)
-    wider = _WIDER_KEYS.get(name)
-    if wider is None:
-        return keys.contiguous(), lambda out: out
     torch = be.torch
     original = keys.dtype
+    if name in _HIGH_HALF_KEYS:  # v * 65536 of a 16-bit v fits int32 exactly; the low half stays zero
+        wide = keys.contiguous().view(torch.int16).to(torch.int32) * 65536
+        high = KeyType(4, "f", KEY_TYPES[name].inf_bits << 16)
+        return wide, high, lambda out: torch.div(out, 65536, rounding_mode="floor").to(torch.int16).view(original)
+    wider = _WIDER_KEYS.get(name)
+    if wider is None:
+        return keys.contiguous(), KEY_TYPES[name], lambda out: out
     narrow = (lambda out: out.to(torch.int16).view(original)) if name == "uint16" else (lambda out: out.to(original))
-    return be.astype(keys.contiguous(), wider), narrow
+    return be.astype(keys.contiguous(), wider), KEY_TYPES[wider], narrow
 
 
 def _widen_values(be, values):
@@ -154,9 +162,8 @@ def _widen_values(be, values):
     return bits.to(torch.int64), lambda out: out.to(view).view(original)
 
 
-def _run(function, comm, keys, out, values, values_out, descending, timeout):
+def _run(function, comm, keys, kt, out, values, values_out, descending, timeout):
     be = backend_of(keys, f"distributed.{function}", "keys")
-    kt = KEY_TYPES[be.dtype_name(keys)]
     ext = _extension()
     stream = be.stream(keys)
     timeout_ms = 0 if timeout is None else max(1, int(timeout * 1000))
@@ -196,9 +203,9 @@ def sort(x, group=None, *, descending=False, timeout=None):
         _refuse_everywhere("sort", group, timeout)
         raise
     comm = _communicator("sort", group, x.device.index)
-    keys, narrow = _widen_keys(be, x)
+    keys, kt, narrow = _widen_keys(be, x)
     out = be.torch.empty_like(keys)
-    _run("sort", comm, keys, out, None, None, descending, timeout)
+    _run("sort", comm, keys, kt, out, None, None, descending, timeout)
     return narrow(out)
 
 
@@ -216,8 +223,8 @@ def sort_pairs(keys, values, group=None, *, descending=False, timeout=None):
         _refuse_everywhere("sort_pairs", group, timeout)
         raise
     comm = _communicator("sort_pairs", group, keys.device.index)
-    k, narrow_keys = _widen_keys(be, keys)
+    k, kt, narrow_keys = _widen_keys(be, keys)
     v, narrow_values = _widen_values(be, values)
     out_k, out_v = be.torch.empty_like(k), be.torch.empty_like(v)
-    _run("sort_pairs", comm, k, out_k, v, out_v, descending, timeout)
+    _run("sort_pairs", comm, k, kt, out_k, v, out_v, descending, timeout)
     return PairsResult(narrow_keys(out_k), narrow_values(out_v))
