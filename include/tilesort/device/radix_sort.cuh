@@ -95,13 +95,25 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
   const bool in_place = keys_in == keys_out ||
                         (pairs && static_cast<const void*>(values_in) == static_cast<const void*>(values_out));
 
-  constexpr auto histogram = radix_histogram_kernel<policy, passes, Key, image_type>;
+  using wide_counts = radix_histogram_storage<policy, passes>;
+  using narrow_counts = radix_histogram_storage<policy, passes, radix_histogram_narrow>;
+  constexpr auto histogram_wide = radix_histogram_kernel<policy, passes, wide_counts::copies, Key, image_type>;
+  constexpr auto histogram_narrow = radix_histogram_kernel<policy, passes, narrow_counts::copies, Key, image_type>;
   constexpr auto onesweep = radix_onesweep_kernel<policy, Key, Value, OutValue, image_type>;
   constexpr std::size_t onesweep_shared = sizeof(radix_onesweep_storage<policy, Key, Value>);
   static_assert(alignof(radix_onesweep_storage<policy, Key, Value>) <= 16, "dynamic shared memory is 16-byte aligned");
   unsigned histogram_resident = 0, onesweep_resident = 0;
-  constexpr std::size_t histogram_shared = radix_histogram_storage<policy, passes>::bytes;
-  TILESORT_RETURN_IF_ERROR(remembered_grid<histogram>(policy::histogram_threads, histogram_shared, histogram_resident));
+  // The lane-private counters where the GPU allows a block their 128 KB.
+  int device = 0, block_shared_limit = 0;
+  TILESORT_RETURN_IF_ERROR(cudaGetDevice(&device));
+  TILESORT_RETURN_IF_ERROR(
+      cudaDeviceGetAttribute(&block_shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const bool wide = wide_counts::bytes + 1024 <= std::size_t(block_shared_limit);  // + the kernel's own
+  const auto histogram = wide ? histogram_wide : histogram_narrow;
+  const std::size_t histogram_shared = wide ? wide_counts::bytes : narrow_counts::bytes;
+  TILESORT_RETURN_IF_ERROR(
+      wide ? remembered_grid<histogram_wide>(policy::histogram_threads, histogram_shared, histogram_resident)
+           : remembered_grid<histogram_narrow>(policy::histogram_threads, histogram_shared, histogram_resident));
   TILESORT_RETURN_IF_ERROR(remembered_grid<onesweep>(policy::threads, onesweep_shared, onesweep_resident));
   const std::int64_t histogram_step = std::int64_t(policy::histogram_threads) * policy::histogram_items;
   int sms = 0;

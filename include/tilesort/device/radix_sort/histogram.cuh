@@ -26,10 +26,13 @@ namespace tilesort::detail {
 // Shared memory of a histogram block: per digit pass and bin, `copies`
 // counters, one per lane (lane mod copies): lane l's counters sit in bank
 // l (32 copies) or in one of two banks (16), so a warp's atomics do not
-// wait on each other, whatever its keys.
-template <typename Policy, int Passes>
+// wait on each other, whatever its keys. That takes 128 KB; GPUs that
+// allow a block less (sm_75, sm_86, sm_89) get radix_histogram_narrow
+// copies instead.
+inline constexpr int radix_histogram_narrow = 4;
+template <typename Policy, int Passes, int Copies = (Passes <= 4 ? 32 : 16)>
 struct radix_histogram_storage {
-  static constexpr int copies = Passes <= 4 ? 32 : 16;
+  static constexpr int copies = Copies;
   static constexpr std::size_t bytes = sizeof(unsigned) * Passes * Policy::bins * copies;
   TILESORT_DEVICE static unsigned* counter(unsigned* counts, int pass, unsigned bin, int lane) {
     return counts + (pass * Policy::bins + int(bin)) * copies + lane % copies;
@@ -40,12 +43,12 @@ struct radix_histogram_storage {
 // block) the exclusive starts and the schedule. It returns at once when
 // the front door's probe chose another sort (`skip_unless_zero`): the
 // zeroed schedule then runs nothing.
-template <typename Policy, int Passes, typename Key, typename Image>
+template <typename Policy, int Passes, int Copies, typename Key, typename Image>
 __global__ void __launch_bounds__(Policy::histogram_threads)
     radix_histogram_kernel(const Key* keys, std::int64_t n, Image image, radix_control* control, bool in_place,
                            const unsigned* skip_unless_zero) {
   constexpr int threads = Policy::histogram_threads, items = Policy::histogram_items, bins = Policy::bins;
-  using storage = radix_histogram_storage<Policy, Passes>;
+  using storage = radix_histogram_storage<Policy, Passes, Copies>;
   static_assert(threads >= bins, "the last block scans a digit's bins with a thread each");
   extern __shared__ unsigned radix_histogram_counts[];
   __shared__ std::int64_t warp_sums[threads / 32 + 1];
