@@ -266,7 +266,8 @@ run_wheel() {  # run_wheel [bench ARGS...]
 #                            u32 pairs over 1, 2, 4 GPUs), weak scaling (2^28 per
 #                            GPU), phase times, NCCL's all-to-all of the same bytes
 #                            (nccl-bench.json, nccl-bench.txt);
-#   python/tests/test_distributed.py under torchrun --nproc-per-node 2, when
+#   python/tests/test_distributed.py under torchrun --nproc-per-node 2 (and 4 where
+#                            there are 4 GPUs), when
 #                            torch, nanobind and scikit-build-core are there (its
 #                            two extension modules build in the background meanwhile).
 # `nccl cpp` runs the C++ steps alone, `nccl python` the Python build and test
@@ -277,6 +278,7 @@ run_wheel() {  # run_wheel [bench ARGS...]
 # NCCL of torch's wheel (nvidia-nccl), else the toolkit's. NVLink multicast
 # stays off in everything started (NCCL_NVLS_ENABLE=0). Knobs:
 # GPU_CHECK_NCCL_BENCH="ARGS" (tilesort-bench-nccl's arguments),
+# GPU_CHECK_NCCL_SITE=dir (a package site with tilesort._nccl built elsewhere: no build here),
 # GPU_CHECK_DRY_RUN=1 (print the steps, run nothing: for a machine without GPUs).
 nccl_wheel_root() {  # the folder of torch's nvidia-nccl wheel, if any
   python3 -c "import nvidia.nccl as n; print(list(n.__path__)[0])" 2>/dev/null
@@ -343,7 +345,13 @@ run_nccl() {  # run_nccl [cpp|python]
   lib=$(nccl_library_dir)
   [ -n "$lib" ] && export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   note "nccl: $gpus GPU(s); libnccl.so.2 from ${lib:-NOWHERE (the programs will not start)}"
-  if [ "$dry" != 1 ] && [ "$only" != cpp ]; then  # the Python extensions build while the C++ steps run
+  local site=$PWD/build-python-nccl/site
+  if [ "$only" != cpp ] && [ -n "${GPU_CHECK_NCCL_SITE:-}" ] && ls "$GPU_CHECK_NCCL_SITE"/tilesort/_nccl*.so >/dev/null 2>&1; then
+    site=$(cd "$GPU_CHECK_NCCL_SITE" && pwd)  # carried: built elsewhere for sm_90 with NCCL
+    note "nccl python: the package from $site (carried)"
+    (sleep 1; echo 0 >"$logs/python-build.rc") &
+    py_pid=$!
+  elif [ "$dry" != 1 ] && [ "$only" != cpp ]; then  # the Python extensions build while the C++ steps run
     (nccl_python_build >"$logs/python-build.log" 2>&1; echo $? >"$logs/python-build.rc") &
     py_pid=$!
   fi
@@ -377,13 +385,17 @@ run_nccl() {  # run_nccl [cpp|python]
       note "nccl python: build FAILED, see python-build.log"
       grep -E "error|FAILED" "$logs/python-build.log" | head -10
     else
-      nccl_step python 200 "$logs/python.log" env PYTHONPATH="$PWD/build-python-nccl/site" PYTHONUNBUFFERED=1 \
-        python3 -m torch.distributed.run --nproc-per-node 2 python/tests/test_distributed.py
-      py_rc=$step_rc
-      note "nccl python (torchrun, 2 processes): rc=$py_rc, $(grep -c "rank passed" "$logs/python.log") of 2 ranks passed"
+      local procs
+      for procs in 2 4; do
+        [ "$procs" -le "$gpus" ] || continue
+        nccl_step python 150 "$logs/python-$procs.log" env PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" \
+          PYTHONUNBUFFERED=1 python3 -m torch.distributed.run --nproc-per-node "$procs" python/tests/test_distributed.py
+        py_rc=$step_rc
+        note "nccl python (torchrun, $procs processes): rc=$py_rc, $(grep -c "rank passed" "$logs/python-$procs.log") of $procs ranks passed"
+      done
     fi
   elif [ "$only" != cpp ]; then
-    note "nccl python (dry run): build, then torchrun --nproc-per-node 2 python/tests/test_distributed.py"
+    note "nccl python (dry run): build, then torchrun --nproc-per-node 2 (and 4) python/tests/test_distributed.py"
   fi
   note "nccl: done in $((SECONDS - start)) s"
   (cd "$OUT" && tar czf nccl-logs.tgz nccl-logs && rm -rf nccl-logs)

@@ -193,6 +193,7 @@ cudaError_t rows_positions_job(const sort_job& job, std::size_t& temp_bytes) {
   call.values_out = job.values_out;
   call.n = job.n;
   call.row_length = one_row ? job.n : job.row_length;
+  call.row_stride = job.row_stride;
   call.kind = job.kind;
   call.inf_bits = job.inf_bits;
   call.descending = job.descending;
@@ -205,6 +206,42 @@ cudaError_t rows_positions_job(const sort_job& job, std::size_t& temp_bytes) {
   }
   call.temp = job.values_out;  // any non-null address of sort_bytes: the row sorters read no temp storage
   return run_sort(job.key_bytes, call, sort_bytes);
+}
+
+// Rows along another dim (row_stride > 1) with an index payload: the row
+// sorters read and write them where they lie. Keys of up to 4 bytes as in
+// rows_positions_job; 8-byte keys in their own order (not as ranks), their
+// sorted keys in temp storage when not wanted. cudaErrorNotSupported for
+// anything else (the caller moves the dim last).
+cudaError_t strided_rows_job(const sort_job& job, std::size_t& temp_bytes) {
+  if (job.algo != algorithm::rows || !job.index_payload || job.n <= 0) return cudaErrorNotSupported;
+  if (job.key_bytes <= 4) return rows_positions_job(job, temp_bytes);
+  if (job.kind == 'f' && job.rank_floats) return cudaErrorNotSupported;
+  const bool scratch = job.keys_out == nullptr;
+  const std::size_t scratch_bytes = scratch ? aligned(std::size_t(job.n) * sizeof(std::uint64_t)) : 0;
+  auto* temp = static_cast<char*>(job.temp);
+  sort_call call{};
+  call.algo = algorithm::row_positions;
+  call.keys_in = job.keys_in;
+  call.keys_out = scratch ? static_cast<void*>(temp) : job.keys_out;
+  call.values_out = job.values_out;
+  call.n = job.n;
+  call.row_length = job.row_length;
+  call.row_stride = job.row_stride;
+  call.kind = job.kind;
+  call.inf_bits = job.inf_bits;
+  call.descending = job.descending;
+  call.temp = temp == nullptr ? nullptr : temp + scratch_bytes;
+  call.stream = job.stream;
+  std::size_t sort_bytes = 0;
+  if (temp == nullptr) {  // size query
+    const cudaError_t error = run_sort(8, call, sort_bytes);
+    if (error == cudaSuccess) temp_bytes = scratch_bytes + sort_bytes;
+    return error;
+  }
+  if (temp_bytes < scratch_bytes) return cudaErrorInvalidValue;
+  sort_bytes = temp_bytes - scratch_bytes;
+  return run_sort(8, call, sort_bytes);
 }
 
 // words[i] = the key's rank (at most 32 bits) above its position i.
@@ -328,6 +365,7 @@ auto with_host_order(int key_bytes, char kind, std::uint64_t inf_bits, bool desc
 
 cudaError_t run_job(const sort_job& job, std::size_t& temp_bytes) {
   if (job.n < 0) return cudaErrorInvalidValue;
+  if (job.row_stride > 1) return strided_rows_job(job, temp_bytes);
   if (const cudaError_t error = rows_positions_job(job, temp_bytes); error != cudaErrorNotSupported) return error;
   if (const cudaError_t error = positions_job(job, temp_bytes); error != cudaErrorNotSupported) return error;
   if (const cudaError_t error = segments_words_job(job, temp_bytes); error != cudaErrorNotSupported) return error;

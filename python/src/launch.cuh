@@ -53,7 +53,7 @@ cudaError_t sort_with(const sort_call& c, std::size_t& temp_bytes) {
     }();
     return tilesort::detail::row_positions_sort(c.temp, temp_bytes, keys_in, keys_out,
                                                 static_cast<std::int64_t*>(c.values_out), c.n, c.row_length,
-                                                row_order, c.stream);
+                                                row_order, c.stream, c.row_stride > 1 ? c.row_stride : 1);
   } else if constexpr (Algo == algorithm::offsets_words) {
     static_assert(sizeof(Bits) == 8, "the words are 64-bit");
     const auto segments = tilesort::segments::offsets(c.offsets, c.offsets + 1, c.segments);

@@ -58,6 +58,7 @@ struct job_request {
   std::int64_t row_length = 0;  // rows
   std::uintptr_t offsets = 0;   // offsets: device array of segments + 1 int64 entries
   std::int64_t segments = 0;    // offsets
+  std::int64_t row_stride = 0;  // rows with the index payload: > 1, rows along another dim (sort_call.h)
 };
 
 // The algorithms a Python job may name (row_positions is chosen inside run_job).
@@ -66,9 +67,7 @@ bool job_algorithm(algorithm algo) {
          algo == algorithm::offsets;
 }
 
-// Returns the temp bytes the job needs when temp is 0 (size query), else 0
-// after launching it on `stream`.
-std::size_t sort(const job_request& request, std::uintptr_t temp, std::size_t temp_bytes, std::uintptr_t stream) {
+tilesort_py::sort_job make_job(const job_request& request, std::uintptr_t temp, std::uintptr_t stream) {
   if (!job_algorithm(request.algo)) throw nb::value_error("tilesort: a job is FRONT, LOCALITY, ROWS or OFFSETS");
   const int key_bytes = request.key_bytes;
   if (key_bytes != 1 && key_bytes != 2 && key_bytes != 4 && key_bytes != 8)
@@ -93,10 +92,28 @@ std::size_t sort(const job_request& request, std::uintptr_t temp, std::size_t te
   job.row_length = request.row_length;
   job.offsets = pointer<const std::int64_t>(request.offsets);
   job.segments = request.segments;
+  job.row_stride = request.row_stride;
   job.temp = pointer<void>(temp);
   job.stream = pointer<CUstream_st>(stream);
-  check(tilesort_py::run_job(job, temp_bytes), "sort");
+  return job;
+}
+
+// Returns the temp bytes the job needs when temp is 0 (size query), else 0
+// after launching it on `stream`.
+std::size_t sort(const job_request& request, std::uintptr_t temp, std::size_t temp_bytes, std::uintptr_t stream) {
+  check(tilesort_py::run_job(make_job(request, temp, stream), temp_bytes), "sort");
   return temp == 0 ? temp_bytes : 0;
+}
+
+// Whether a job of rows along another dim (row_stride > 1) sorts them where
+// they lie: its size query, false where it is not supported (the caller
+// then moves the dim last).
+bool sorts_in_place_of_rows(const job_request& request) {
+  std::size_t temp_bytes = 0;
+  const cudaError_t error = tilesort_py::run_job(make_job(request, 0, 0), temp_bytes);
+  if (error == cudaErrorNotSupported) return false;
+  check(error, "size query");
+  return true;
 }
 
 }  // namespace
@@ -114,16 +131,17 @@ NB_MODULE(_ext, m) {
           [](job_request* self, algorithm algo, int key_bytes, std::string kind, std::uintptr_t keys_in,
              std::uintptr_t values_out, std::int64_t n, std::uint64_t inf_bits, bool descending, bool rank_floats,
              std::uintptr_t keys_out, std::uintptr_t values_in, bool index_payload, std::int64_t row_length,
-             std::uintptr_t offsets, std::int64_t segments) {
-            new (self) job_request{algo,      key_bytes,  std::move(kind), keys_in,       values_out,
-                                   n,         inf_bits,   descending,      rank_floats,   keys_out,
-                                   values_in, index_payload, row_length,   offsets,       segments};
+             std::uintptr_t offsets, std::int64_t segments, std::int64_t row_stride) {
+            new (self) job_request{algo,      key_bytes,     std::move(kind), keys_in,  values_out,
+                                   n,         inf_bits,      descending,      rank_floats, keys_out,
+                                   values_in, index_payload, row_length,      offsets,  segments,
+                                   row_stride};
           },
           nb::kw_only(), nb::arg("algo"), nb::arg("key_bytes"), nb::arg("kind"), nb::arg("keys_in"),
           nb::arg("values_out"), nb::arg("n"), nb::arg("inf_bits") = 0, nb::arg("descending") = false,
           nb::arg("rank_floats") = true, nb::arg("keys_out") = 0, nb::arg("values_in") = 0,
           nb::arg("index_payload") = false, nb::arg("row_length") = 0, nb::arg("offsets") = 0,
-          nb::arg("segments") = 0)
+          nb::arg("segments") = 0, nb::arg("row_stride") = 0)
       .def_rw("algo", &job_request::algo)
       .def_rw("key_bytes", &job_request::key_bytes)
       .def_rw("kind", &job_request::kind)
@@ -138,10 +156,14 @@ NB_MODULE(_ext, m) {
       .def_rw("n", &job_request::n)
       .def_rw("row_length", &job_request::row_length)
       .def_rw("offsets", &job_request::offsets)
-      .def_rw("segments", &job_request::segments);
+      .def_rw("segments", &job_request::segments)
+      .def_rw("row_stride", &job_request::row_stride);
   m.def("sort", &sort, nb::arg("job"), nb::kw_only(), nb::arg("temp"), nb::arg("temp_bytes"), nb::arg("stream"),
         "Run one sort job (temp != 0) or size it (temp == 0: returns the temp bytes needed); keys_out 0: "
         "keys not wanted; index_payload: values_out receives the positions (see src/sort_call.h).");
+  m.def("sorts_in_place_of_rows", &sorts_in_place_of_rows, nb::arg("job"),
+        "Whether a ROWS job with the index payload and row_stride > 1 (rows along another dim of a contiguous "
+        "array) sorts them where they lie (a size query: pointers are not read); false: move the dim last.");
   m.def(
       "order_rank",
       [](int key_bytes, int kind, std::uint64_t inf_bits, bool descending, std::uint64_t bits) {

@@ -63,6 +63,7 @@ struct sort_call {
   void* values_out;
   std::int64_t n;
   std::int64_t row_length;       // rows
+  std::int64_t row_stride;       // row_positions: > 1, rows along another dim (row_positions_sort's stride)
   const std::int64_t* offsets;   // offsets: device array of segments + 1 entries
   std::int64_t segments;         // offsets
   char kind;                     // 'u', 'i' or 'f' (see dtype_order.cuh)
@@ -86,6 +87,13 @@ struct sort_call {
 //    positions inside the sort (algorithm::row_positions); other jobs write
 //    them first and sort them as 8-byte payloads. Otherwise values_in/out are
 //    8-byte payloads.
+//  * row_stride > 1 (rows with index_payload only): the rows lie along a dim
+//    other than the last of a contiguous array of shape (outer, row_length,
+//    row_stride), and so do keys_out and values_out; the row sorters read
+//    and write them in that layout (no transposed copies). Keys of up to 4
+//    bytes, and 8-byte keys that do not sort as ranks, in rows that fit a row
+//    sorter; other strided jobs are cudaErrorNotSupported (the caller moves
+//    the dim last instead).
 struct sort_job {
   algorithm algo;
   int key_bytes;
@@ -100,6 +108,7 @@ struct sort_job {
   bool index_payload;
   std::int64_t n;
   std::int64_t row_length;
+  std::int64_t row_stride;  // 0 or 1: rows are contiguous
   const std::int64_t* offsets;
   std::int64_t segments;
   void* temp;  // nullptr: size query; with temp_bytes 0 any other address (it is not read)

@@ -44,7 +44,7 @@ class HostBackend:
     astype = staticmethod(lambda x, dtype: x.astype(dtype, copy=False))
     offsets_from_lengths = staticmethod(lambda lengths: np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64))
     to_host_list = staticmethod(lambda x: x.tolist())
-    take_last = staticmethod(lambda values, indices: np.take_along_axis(values, indices, -1))
+    take_along = staticmethod(lambda values, indices, dim: np.take_along_axis(values, indices, dim))
     take_flat = staticmethod(lambda values, indices: values[indices])
     to_native = staticmethod(lambda x: x)
     wrap_like = staticmethod(lambda original, result: result)
@@ -79,6 +79,7 @@ class HostExtension:
     def __init__(self, backend):
         self.be = backend
         self.calls = []  # (algo, key_bytes) of every job run
+        self.strided_calls = 0  # jobs of rows along another dim, sorted where they lie
         self.queries = 0  # size queries
 
     def flat(self, address, dtype):
@@ -90,7 +91,7 @@ class HostExtension:
         descending, rank_floats = job.descending, job.rank_floats
         keys_in, keys_out, values_in, values_out = job.keys_in, job.keys_out, job.values_in, job.values_out
         index_payload, n, row_length = job.index_payload, job.n, job.row_length
-        offsets, segments = job.offsets, job.segments
+        offsets, segments, row_stride = job.offsets, job.segments, job.row_stride
         if key_bytes not in (1, 2, 4, 8) or values_out == 0 or (not index_payload and values_in == 0):
             raise ValueError("the extension sorts keys of 1-8 bytes with 8-byte payloads or the index payload")
         if temp == 0:
@@ -100,6 +101,8 @@ class HostExtension:
         if ranked and chr(kind) == "f" and keys_out != 0 and (not index_payload or keys_out == keys_in):
             raise RuntimeError("floating keys sorted as ranks need the index payload and keys_out != keys_in")
         self.calls.append((algo, key_bytes))
+        if row_stride > 1:  # rows along another dim: the same sort on the rows moved last, put back
+            return self.sort_strided(job, key_bytes, kind, inf_bits, descending)
         keys = self.flat(keys_in, f"u{key_bytes}")[:n].copy()
         if index_payload:
             period = row_length if algo == self.ROWS else n
@@ -121,6 +124,22 @@ class HostExtension:
         if keys_out != 0:
             self.flat(keys_out, f"u{key_bytes}")[:n] = out_keys
         self.flat(values_out, np.uint64)[:n] = out_values
+        return 0
+
+    def sorts_in_place_of_rows(self, job):
+        assert job.algo == self.ROWS and job.index_payload and job.row_stride > 1
+        ranked = job.key_bytes == 8 and job.kind == "f" and job.rank_floats
+        return not ranked and job.row_length <= (16384 if job.key_bytes <= 4 else 8192)
+
+    def sort_strided(self, job, key_bytes, kind, inf_bits, descending):
+        assert job.index_payload and self.sorts_in_place_of_rows(job)
+        self.strided_calls += 1
+        n, length, stride = job.n, job.row_length, job.row_stride
+        keys = self.flat(job.keys_in, f"u{key_bytes}")[:n].reshape(-1, length, stride)
+        order = np.argsort(rank(keys, chr(kind), inf_bits, descending), axis=1, kind="stable")
+        if job.keys_out != 0:
+            self.flat(job.keys_out, f"u{key_bytes}")[:n] = np.take_along_axis(keys, order, axis=1).reshape(-1)
+        self.flat(job.values_out, np.int64)[:n] = order.reshape(-1)
         return 0
 
 
@@ -151,6 +170,29 @@ def test_sort_layouts(host, shape, dim, descending):
     ref_values, ref_indices = reference(x, dim, descending)
     assert np.array_equal(values, ref_values) and np.array_equal(indices, ref_indices)
     assert np.array_equal(tilesort.argsort(x, dim=dim, descending=descending), ref_indices)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float64, np.uint8], ids=lambda d: np.dtype(d).name)
+def test_other_dim_sorts_in_place_of_rows(host, dtype):
+    """Rows along another dim of a contiguous array go to the extension as they lie (row_stride) where it
+    takes them (float64 sorts as ranks: moved last); a non-contiguous input is moved last."""
+    rng = np.random.default_rng(4)
+    x = rng.integers(-50, 50, (3, 7, 5, 2)).astype(dtype)
+    for dim in (0, 1, 2):
+        before = host.strided_calls
+        values, indices = tilesort.sort(x, dim=dim)
+        ref_values, ref_indices = reference(x, dim)
+        assert np.array_equal(values, ref_values) and np.array_equal(indices, ref_indices)
+        assert host.strided_calls - before == (0 if dtype == np.float64 else 1)
+        flipped = -x if x.dtype.kind == "f" else ~x  # (no -0.0 among these keys)
+        assert np.array_equal(tilesort.argsort(x, dim=dim, descending=True),
+                              np.argsort(flipped, axis=dim, kind="stable"))
+        payload = rng.integers(0, 9, x.shape).astype(np.int8)  # a narrow payload: a gather along dim
+        k, v = tilesort.sort_pairs(x, payload, dim=dim)
+        assert np.array_equal(k, ref_values) and np.array_equal(v, np.take_along_axis(payload, ref_indices, dim))
+    before = host.strided_calls
+    tilesort.sort(np.swapaxes(x, 0, 1), dim=0)
+    assert host.strided_calls == before
 
 
 def test_noncontiguous_and_out(host):

@@ -150,6 +150,34 @@ def test_dim_and_noncontiguous(cuda, dtype):
             assert torch.equal(indices.cpu(), ref_indices)
 
 
+# Rows along another dim of a contiguous tensor sort where they lie (row_stride) for every dtype but float64
+# (ranks: moved last), at the lengths of every row sorter and past the largest (moved last).
+@pytest.mark.parametrize("dtype", ["int32", "float32", "float16", "bfloat16", "int64", "uint8", "float64"])
+@pytest.mark.parametrize("length", [2, 65, 300, 513, 4096, 8193, 16385])
+def test_other_dim_where_rows_lie(cuda, dtype, length):
+    torch = cuda
+    x = make(torch, (2, length, max(2, 40000 // length)), dtype, seed=length, few=True)
+    if x.dtype.is_floating_point:
+        x = with_shared_bits(torch, x, seed=length + 3)
+    payload = torch.randint(0, 100, x.shape, dtype=torch.int16)
+    for descending in (False, True):
+        ref_values, ref_indices = reference_sort(torch, x, dim=1, descending=descending)
+        values, indices = tilesort.sort(x.cuda(), dim=1, descending=descending)
+        assert same_bits(torch, values, ref_values) and torch.equal(indices.cpu(), ref_indices)
+        order = tilesort.argsort(x.cuda(), dim=-2, descending=descending)
+        assert torch.equal(order.cpu(), ref_indices)
+        k, v = tilesort.sort_pairs(x.cuda(), payload.cuda(), dim=1, descending=descending)
+        assert same_bits(torch, k, ref_values) and torch.equal(v.cpu(), torch.gather(payload, 1, ref_indices))
+    out = (torch.empty(x.shape, dtype=x.dtype, device="cuda"), torch.empty(x.shape, dtype=torch.int64, device="cuda"))
+    tilesort.sort(x.cuda(), dim=1, out=out)
+    ref_values, ref_indices = reference_sort(torch, x, dim=1)
+    assert same_bits(torch, out[0], ref_values) and torch.equal(out[1].cpu(), ref_indices)
+    y = x.cuda()
+    if not y.dtype.is_floating_point:  # in place: the keys' own tensor as out
+        tilesort.sort(y, dim=1, out=(y, out[1]))
+        assert same_bits(torch, y, ref_values) and torch.equal(out[1].cpu(), ref_indices)
+
+
 def test_stability_and_signed_zero(cuda):
     torch = cuda
     x = torch.tensor([0.0, -0.0, 1.0, float("nan"), -0.0, 0.0, -float("nan"), 1.0] * 300, device="cuda")

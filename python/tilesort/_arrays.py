@@ -130,11 +130,11 @@ class TorchBackend:
     def to_host_list(self, x):
         return x.tolist()
 
-    def take_last(self, values, indices):
+    def take_along(self, values, indices, dim):
         signed = self.signed.get(values.dtype)
         if signed is not None:
-            return self.torch.gather(values.view(signed), -1, indices).view(values.dtype)
-        return self.torch.gather(values, -1, indices)
+            return self.torch.gather(values.view(signed), dim, indices).view(values.dtype)
+        return self.torch.gather(values, dim, indices)
 
     def take_flat(self, values, indices):
         signed = self.signed.get(values.dtype)
@@ -210,8 +210,8 @@ class CupyBackend:
     def to_host_list(self, x):
         return x.tolist()
 
-    def take_last(self, values, indices):
-        return self.cupy.take_along_axis(values, indices, -1)
+    def take_along(self, values, indices, dim):
+        return self.cupy.take_along_axis(values, indices, dim)
 
     def take_flat(self, values, indices):
         return values[indices]

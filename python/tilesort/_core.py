@@ -15,8 +15,12 @@ array (segments, one array) and sorted along; keys alone, floating keys
 sorted as ranks and payloads of 1, 2 or 4 bytes take the index payload and
 the payload is a gather.
 
-Layouts: rows are the last dimension (another ``dim`` is moved last, made
-contiguous, sorted and moved back); a single row (1-D input) takes the
+Layouts: rows are the last dimension; rows along another ``dim`` of a
+contiguous array with an index payload (sort, argsort, and the gather of
+sort_pairs) sort where they lie, ``row_stride`` apart, when the extension
+takes them (``_sorts_strided``: keys of up to 4 bytes, 8-byte keys that do
+not sort as ranks, rows that fit a row sorter); otherwise the dim is moved
+last, made contiguous, sorted and moved back. A single row (1-D input) takes the
 one-array sort (``ONE_ARRAY``: the library's front door); ragged segments
 are CSR int64 offsets over a 1-D array; results are always contiguous.
 
@@ -121,8 +125,27 @@ def _by_index(kt, payload, be):
     return kt.kind == "f" and (kt.bytes < 4 or FLOAT_RANKS)
 
 
+# Rows along another dim sort where they lie (False: always moved last; the benchmark's A/B).
+STRIDED_ROWS = True
+# Whether rows of a length, by key type, sort along another dim where they lie (see _sorts_strided).
+_strided = {}
+
+
+def _sorts_strided(kt, length):
+    """Whether the extension sorts rows of `length` keys of type kt, with the index payload, along another
+    dim of a contiguous array (row_stride > 1); asked once per (key type, length) by a size query."""
+    shape = (kt.bytes, kt.kind, FLOAT_RANKS, length)
+    known = _strided.get(shape)
+    if known is None:
+        job = _ext.SortJob(algo=_ext.Algorithm.ROWS, key_bytes=kt.bytes, kind=kt.kind, inf_bits=kt.inf_bits,
+                           rank_floats=FLOAT_RANKS, keys_in=1, keys_out=1, values_out=1, index_payload=True,
+                           n=2 * length, row_length=length, row_stride=2)
+        known = _strided[shape] = bool(_ext.sorts_in_place_of_rows(job))
+    return known
+
+
 def launch(be, like, algo, kt, descending, keys_in, keys_out, values_in, values_out, index, n, row_length=0,
-           offsets=None, segments=0):
+           offsets=None, segments=0, row_stride=0):
     """One sort job on the caller's stream, temp storage from the caller's allocator.
 
     keys_out None: keys not wanted (argsort). index: values_out receives the index payload.
@@ -134,8 +157,9 @@ def launch(be, like, algo, kt, descending, keys_in, keys_out, values_in, values_
                        keys_out=0 if keys_out is None else be.ptr(keys_out),
                        values_in=0 if values_in is None else be.ptr(values_in), values_out=values_address,
                        index_payload=bool(index), n=n, row_length=row_length,
-                       offsets=0 if offsets is None else be.ptr(offsets), segments=segments)
-    shape = (algo, kt.bytes, kt.kind, FLOAT_RANKS, keys_out is None, bool(index), n, row_length, segments)
+                       offsets=0 if offsets is None else be.ptr(offsets), segments=segments, row_stride=row_stride)
+    shape = (algo, kt.bytes, kt.kind, FLOAT_RANKS, keys_out is None, bool(index), n, row_length, segments,
+             row_stride)
     need = _temp_bytes.get(shape)
     if need is None:
         need = _ext.sort(job, temp=0, temp_bytes=0, stream=stream)
@@ -185,8 +209,17 @@ def sort_rows(be, function, x, dim, descending, payload, algo=None, out_keys=Non
         if payload is not None and payload is not INDEX:
             payload = payload.reshape(1)
     last = x.ndim - 1
-    moved = dim != last
     n = be.numel(x)
+    length = x.shape[dim]
+    # Rows along another dim sort where they lie when the index payload carries the order (any payload
+    # other than an 8-byte one sorted along is a gather by index) and the extension takes them.
+    by_index = _by_index(kt, payload, be)
+    row_stride = 1
+    for extent in x.shape[dim + 1:] if dim != last else ():
+        row_stride *= extent
+    strided = (STRIDED_ROWS and dim != last and by_index and n > 0 and row_stride > 1 and be.is_contiguous(x)
+               and _sorts_strided(kt, length))
+    moved = dim != last and not strided
 
     def to_rows(a):
         return be.contiguous(be.moveaxis(a, dim, -1) if moved else a)
@@ -200,7 +233,6 @@ def sort_rows(be, function, x, dim, descending, payload, algo=None, out_keys=Non
 
     keys = to_rows(x)
     row_shape = tuple(keys.shape)
-    length = row_shape[-1] if row_shape else 1
     if algo is None:
         algo = ONE_ARRAY if n == length else _ext.Algorithm.ROWS
     direct_ok = not moved and not scalar
@@ -209,7 +241,6 @@ def sort_rows(be, function, x, dim, descending, payload, algo=None, out_keys=Non
         keys_out = _direct_keys(be, kt, out_keys, keys) if direct_ok else None
         if keys_out is None:
             keys_out = be.empty(row_shape, be.dtype_name(keys), keys)
-    by_index = _by_index(kt, payload, be)
     if by_index:
         values_out = _direct(be, out_payload) if direct_ok and payload is INDEX else None
         if values_out is None:
@@ -222,13 +253,13 @@ def sort_rows(be, function, x, dim, descending, payload, algo=None, out_keys=Non
             values_out = be.empty(row_shape, be.dtype_name(payload), keys)
     if n > 0:
         launch(be, keys, algo, kt, descending, keys, keys_out, values_in, values_out, by_index, n,
-               row_length=length)
+               row_length=length, row_stride=row_stride if strided else 0)
     result_keys = result_payload = None
     if keep_keys:
         result_keys = _finish(be, from_rows(keys_out), out_keys)
     if payload is not None:
         if by_index and payload is not INDEX:
-            values_out = be.take_last(to_rows(payload), values_out)
+            values_out = be.take_along(to_rows(payload), values_out, dim if strided else -1)
         result_payload = _finish(be, from_rows(values_out), out_payload)
     return result_keys, result_payload
 

@@ -4,7 +4,8 @@ Same process, same GPU, dispatch overhead included: each measurement is
 CUDA events around one Python call (the stream synchronised between calls),
 median of --reps after --warmups. Families:
   rows    batched rows of --lengths keys, 2^24 keys in all (--types)
-  dims    columns: sort along dim 0 of (L, 2^24 / L) keys, L = 300 and 4096
+  dims    columns: sort along dim 0 of (L, 2^24 / L) keys, L = 32, 300, 1024 and 4096, also with the
+          dim moved last first (the path before rows sorted where they lie)
   ragged  ragged segments over 2^24 keys (uniform lengths in [1, 2000], power
           law, random starts with mean length 300) against the padded torch.sort
           users write today (pad with the largest key, sort rows, unpad) and a
@@ -81,6 +82,18 @@ class Timer:
             torch.cuda.synchronize()
             times.append((time.perf_counter() - t0) * 1e3 / calls)
         return times
+
+
+def moved_last(call):
+    """call() with rows along another dim moved last first (two transposed copies), as before they sorted
+    where they lie."""
+    from . import _core
+
+    _core.STRIDED_ROWS = False
+    try:
+        return call()
+    finally:
+        _core.STRIDED_ROWS = True
 
 
 def random_keys(torch, shape, dtype):
@@ -178,11 +191,12 @@ class Bench:
     def dims(self):
         torch = self.torch
         for dtype in self.args.types:
-            for length in (300, 4096):
+            for length in (32, 300, 1024, 4096):
                 x = random_keys(torch, (length, (1 << 24) // length), dtype)
                 self.pair("python-dims", "sort dim=0 (values, indices)", dtype, x.numel(), f"L={length} columns",
                           ("tilesort.sort", lambda: tilesort.sort(x, dim=0)),
-                          [("torch.sort", lambda: torch.sort(x, dim=0))])
+                          [("torch.sort", lambda: torch.sort(x, dim=0)),
+                           ("tilesort.sort, dim moved last", lambda: moved_last(lambda: tilesort.sort(x, dim=0)))])
 
     def ragged(self):
         torch = self.torch

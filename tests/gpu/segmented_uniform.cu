@@ -115,6 +115,57 @@ void check_positions(std::int64_t n, std::int64_t length, distribution dist, Com
   }
 }
 
+// row_positions_sort with a stride: rows along the middle dim of a
+// contiguous (outer, length, stride) array (a dim other than the last),
+// sorted where they lie; positions and keys bit for bit against a stable
+// reference of each column, and nothing else touched.
+template <typename Key, typename Compare>
+void check_strided_positions(std::int64_t outer, std::int64_t length, std::int64_t stride, distribution dist,
+                             Compare comp, bool in_place, bool keys_wanted = true) {
+  const auto seed = fresh_seed();
+  const std::int64_t n = outer * length * stride;
+  SCOPED_TRACE(std::string("strided positions outer=") + std::to_string(outer) + " length=" +
+               std::to_string(length) + " stride=" + std::to_string(stride) + " dist=" + name(dist) +
+               (in_place ? " in place" : "") + (keys_wanted ? "" : " positions only") +
+               " seed=" + std::to_string(seed));
+  const auto keys = make_keys<Key>(n, dist, seed, comp);
+  device_buffer<Key> d_keys(keys), d_keys_out(n);
+  device_buffer<std::int64_t> d_positions(n);
+  d_keys_out.poison();
+  d_positions.poison();
+  Key* k_out = !keys_wanted ? nullptr : in_place ? d_keys.data() : d_keys_out.data();
+  std::size_t temp_bytes = 0;
+  CUDA_ASSERT(tilesort::detail::row_positions_sort(nullptr, temp_bytes, d_keys.data(), k_out, d_positions.data(), n,
+                                                   length, comp, 0, stride));
+  device_buffer<char> temp(temp_bytes);
+  CUDA_ASSERT(tilesort::detail::row_positions_sort(temp.data(), temp_bytes, d_keys.data(), k_out,
+                                                   d_positions.data(), n, length, comp, 0, stride));
+  CUDA_ASSERT_LAUNCH();
+  const auto out_keys = in_place ? d_keys.download() : d_keys_out.download();
+  const auto out_positions = d_positions.download();
+  std::vector<std::int64_t> ref(length);
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (std::int64_t j = 0; j < stride; ++j) {
+      const std::int64_t begin = o * length * stride + j;
+      for (std::int64_t i = 0; i < length; ++i) ref[i] = i;
+      std::stable_sort(ref.begin(), ref.end(), [&](std::int64_t a, std::int64_t b) {
+        return comp(keys[begin + a * stride], keys[begin + b * stride]);
+      });
+      for (std::int64_t i = 0; i < length; ++i) {
+        const std::int64_t at = begin + i * stride;
+        if (ref[i] != out_positions[at] ||
+            (keys_wanted && !bytes_equal(keys[begin + ref[i] * stride], out_keys[at])))
+          FAIL() << "outer " << o << " column " << j << " position " << i << ": position " << out_positions[at]
+                 << ", expected " << ref[i];
+      }
+    }
+  if (!keys_wanted) {
+    const auto after = d_keys.download();
+    for (std::int64_t i = 0; i < n; ++i)
+      ASSERT_TRUE(bytes_equal(after[i], keys[i])) << "the input changed at " << i;
+  }
+}
+
 std::int64_t rows_for(std::int64_t length) { return small_run() ? 3 : (length < 256 ? 2000 : 40); }
 
 TEST(SegmentedUniform, U32KeysEveryLength) {
@@ -242,6 +293,43 @@ TEST(SegmentedUniform, RowPositionsErrors) {
                                                  static_cast<std::int64_t*>(nullptr), 1000, 10));
   EXPECT_EQ(cudaSuccess, tilesort::detail::row_positions_sort(temp.data(), temp_bytes, d.data(), out.data(),
                                                               positions.data(), 0, 10));
+}
+
+// Rows along another dim (the Python package's sort(x, dim) of a contiguous
+// x): every sorter family (warps, blocks; packed 64- and 32-bit words, 8-byte
+// keys with 4-byte positions, a user key), strides of 2 up to wide columns,
+// in place, positions only, and the argument errors.
+TEST(SegmentedUniform, RowPositionsStrided) {
+  REQUIRE_GPU();
+  const bool small = small_run();
+  for (std::int64_t length : {1, 2, 33, 300, 1000, 4096, 16384}) {
+    const std::int64_t columns = small ? 3 : (length < 1000 ? 200 : 24);
+    check_strided_positions<std::uint32_t>(2, length, columns, distribution::random, tilesort::less{}, false);
+    check_strided_positions<float>(1, length, columns + 1, distribution::nan_and_zero, tilesort::greater{}, true);
+    check_strided_positions<__half>(2, length, 2, distribution::nan_and_zero, tilesort::less{}, false, false);
+    check_strided_positions<std::int8_t>(1, length, 5, distribution::random, tilesort::greater{}, false);
+    if (length <= 8192) {
+      check_strided_positions<std::int64_t>(2, length, columns, distribution::few_distinct, tilesort::less{}, false);
+      check_strided_positions<double>(1, length, 3, distribution::nan_and_zero, tilesort::greater{}, true);
+    }
+    if (length <= tilesort::detail::row_positions_policy_for<user_key, user_key_less>::max_row)
+      check_strided_positions<user_key>(1, length, 4, distribution::few_distinct, user_key_less{}, false);
+  }
+  if (!small) check_strided_positions<std::uint32_t>(4, 300, 4096, distribution::random, tilesort::less{}, false);
+
+  device_buffer<std::uint32_t> d(6000), out(6000);
+  device_buffer<std::int64_t> positions(6000);
+  std::size_t temp_bytes = 0;
+  // n not a multiple of length * stride; a row longer than the largest sorter.
+  EXPECT_EQ(cudaErrorInvalidValue, tilesort::detail::row_positions_sort(nullptr, temp_bytes, d.data(), out.data(),
+                                                                        positions.data(), 6000, 7, tilesort::less{},
+                                                                        0, 3));
+  EXPECT_EQ(cudaErrorInvalidValue, tilesort::detail::row_positions_sort(nullptr, temp_bytes, d.data(), out.data(),
+                                                                        positions.data(), 6000, 100, tilesort::less{},
+                                                                        0, 7));
+  EXPECT_EQ(cudaErrorNotSupported, tilesort::detail::row_positions_sort(nullptr, temp_bytes, d.data(), out.data(),
+                                                                        positions.data(), 2 * 20000, 20000,
+                                                                        tilesort::less{}, 0, 2));
 }
 
 TEST(SegmentedUniform, Distributions) {

@@ -467,7 +467,8 @@ cudaError_t sort_uniform_rows(void* d_temp, std::size_t& temp_bytes, const Key* 
     return stats();
   }
   TILESORT_RETURN_IF_ERROR(
-      (launch_uniform_rows<Policy, 0>(keys_in, keys_out, values_in, values_out, n, length, comp, stream)));
+      (launch_uniform_rows<Policy, 0>(uniform_rows{n, length}, keys_in, keys_out, values_in, values_out, length, comp,
+                                      stream)));
   return stats();
 }
 
@@ -564,34 +565,63 @@ using row_positions_policy_for = typename row_positions_choice<Key, Compare>::po
 // row_positions_policy_for<Key, Compare>::max_row keys are not handled
 // (cudaErrorNotSupported): the caller fills the positions and calls
 // segmented_sort_pairs. Two-phase like the public entries.
+// stride > 1: the rows lie along a dim other than the last of a contiguous
+// array (shape (outer, length, stride), sorted along the middle dim, in
+// place of a transposed copy): n must be a multiple of length * stride
+// (cudaErrorInvalidValue otherwise), and the keys, sorted keys and positions
+// all have that layout; the rows are read and written `stride` apart.
 //
 //   std::size_t bytes = 0;
 //   tilesort::detail::row_positions_sort(nullptr, bytes, d_in, d_out, d_idx, n, 1000);   // size query
 //   tilesort::detail::row_positions_sort(d_temp, bytes, d_in, d_out, d_idx, n, 1000, tilesort::less{}, stream);
+//   // x of shape (4, 1000, 256) along dim 1: n = 4 * 1000 * 256
+//   tilesort::detail::row_positions_sort(d_temp, bytes, d_x, d_out, d_idx, n, 1000, tilesort::less{}, stream, 256);
 template <typename Key, typename Compare = less>
 cudaError_t row_positions_sort(void* d_temp, std::size_t& temp_bytes, const Key* keys_in, Key* keys_out,
                                std::int64_t* positions_out, std::int64_t n, std::int64_t length, Compare comp = {},
-                               cudaStream_t stream = 0) {
+                               cudaStream_t stream = 0, std::int64_t stride = 1) {
   using policy = row_positions_policy_for<Key, Compare>;
-  if (n < 0 || length <= 0) return cudaErrorInvalidValue;
-  const std::int64_t clamped = std::min(length, std::max<std::int64_t>(n, 1));
+  if (n < 0 || length <= 0 || stride <= 0) return cudaErrorInvalidValue;
+  const bool strided = stride > 1;
+  if (strided && n % length != 0) return cudaErrorInvalidValue;
+  if (strided && (n / length) % stride != 0) return cudaErrorInvalidValue;
+  const std::int64_t clamped = strided ? length : std::min(length, std::max<std::int64_t>(n, 1));
   if (clamped > policy::max_row) return cudaErrorNotSupported;
   if (d_temp != nullptr)
     TILESORT_RETURN_IF_ERROR(
         check_sort_args(keys_in, keys_out != nullptr ? keys_out : keys_in, keys_in, positions_out, true, n));
-  if constexpr (packs_row_positions<Key, Compare>()) {
-    if (d_temp == nullptr) {  // size query
+  constexpr bool packed_rows = packs_row_positions<Key, Compare>();
+  if constexpr (!packed_rows) {
+    if (d_temp != nullptr && keys_out == nullptr) return cudaErrorInvalidValue;
+  }
+  if (packed_rows || strided) {  // one launch, no temp storage
+    if (d_temp == nullptr) {     // size query
       temp_bytes = min_temp_bytes;
       return cudaSuccess;
     }
     TILESORT_RETURN_IF_ERROR(check_temp(d_temp, temp_bytes, min_temp_bytes));
     if (n == 0) return cudaSuccess;
-    const typename row_positions_choice<Key, Compare>::packed packed{keys_in, keys_out, positions_out,
-                                                                     radix_image_of<Key, Compare>::make(comp)};
-    return launch_uniform_rows<policy, 0>(packed, packed, static_cast<const no_value*>(nullptr),
-                                          static_cast<no_value*>(nullptr), n, clamped, less{}, stream);
+    const strided_rows columns{n / length, length, stride};
+    if constexpr (packed_rows) {
+      const typename row_positions_choice<Key, Compare>::packed packed{keys_in, keys_out, positions_out,
+                                                                       radix_image_of<Key, Compare>::make(comp)};
+      const auto* none = static_cast<const no_value*>(nullptr);
+      if (strided)
+        return launch_uniform_rows<policy, 0>(columns, packed, packed, none, static_cast<no_value*>(nullptr),
+                                              clamped, less{}, stream);
+      return launch_uniform_rows<policy, 0>(uniform_rows{n, clamped}, packed, packed, none,
+                                            static_cast<no_value*>(nullptr), clamped, less{}, stream);
+    } else {
+      if (length == 1) {  // rows of one key: a copy, every position 0
+        if (keys_out != keys_in)
+          TILESORT_RETURN_IF_ERROR(
+              cudaMemcpyAsync(keys_out, keys_in, n * sizeof(Key), cudaMemcpyDeviceToDevice, stream));
+        return cudaMemsetAsync(positions_out, 0, n * sizeof(std::int64_t), stream);
+      }
+      return launch_uniform_rows<policy, 0>(columns, keys_in, keys_out, row_positions{},
+                                            widening_sink<std::int64_t>{positions_out}, clamped, comp, stream);
+    }
   } else {
-    if (d_temp != nullptr && keys_out == nullptr) return cudaErrorInvalidValue;
     return sort_uniform_rows<policy>(d_temp, temp_bytes, keys_in, keys_out, row_positions{},
                                      widening_sink<std::int64_t>{positions_out}, n, clamped, comp, stream,
                                      sort_options{});

@@ -114,6 +114,11 @@ struct row_slice {
   int first;  // thread's first position in the row
   int mine;   // its keys inside the row, 0..items
 };
+// A row whose keys lie `stride` apart: a dim other than the last of a
+// contiguous array (detail::row_positions_sort with a stride).
+struct strided_row_slice : row_slice {
+  std::int64_t stride;
+};
 TILESORT_HD row_slice slice_of_row(std::int64_t row, std::int64_t length, std::int64_t n, int thread_in_row,
                                    int items) {
   row_slice s;
@@ -124,6 +129,36 @@ TILESORT_HD row_slice slice_of_row(std::int64_t row, std::int64_t length, std::i
   const int rest = s.row_items - s.first;
   s.mine = rest <= 0 ? 0 : (rest < items ? rest : items);
   return s;
+}
+
+// Where the key at `position` of a row lies, and one thread's `mine` keys of
+// its row loaded or stored (consecutive: vectorized where aligned; strided:
+// one access each, neighbouring rows read the same sectors).
+TILESORT_HD std::int64_t row_offset(const row_slice& s, std::uint32_t position) { return s.row_begin + position; }
+TILESORT_HD std::int64_t row_offset(const strided_row_slice& s, std::uint32_t position) {
+  return s.row_begin + std::int64_t(position) * s.stride;
+}
+template <int Items, typename T>
+TILESORT_DEVICE void load_row_items(const T* base, const row_slice& s, T (&items)[Items]) {
+  load_consecutive<Items>(base + s.row_begin + s.first, s.mine, items);
+}
+template <int Items, typename T>
+TILESORT_DEVICE void load_row_items(const T* base, const strided_row_slice& s, T (&items)[Items]) {
+  const T* first = base + row_offset(s, s.first);
+TILESORT_UNROLL
+  for (int i = 0; i < Items; ++i)
+    if (i < s.mine) items[i] = first[i * s.stride];
+}
+template <int Items, typename T>
+TILESORT_DEVICE void store_row_items(T* base, const row_slice& s, const T (&items)[Items]) {
+  store_consecutive<Items>(base + s.row_begin + s.first, s.mine, items);
+}
+template <int Items, typename T>
+TILESORT_DEVICE void store_row_items(T* base, const strided_row_slice& s, const T (&items)[Items]) {
+  T* first = base + row_offset(s, s.first);
+TILESORT_UNROLL
+  for (int i = 0; i < Items; ++i)
+    if (i < s.mine) first[i * s.stride] = items[i];
 }
 
 // Where a row sorter's values come from and where they go. A source is a
@@ -151,33 +186,34 @@ struct row_source_value<row_positions> {
 template <typename Source>
 using row_value_t = typename row_source_value<Source>::type;
 
-template <int Items, typename T>
-TILESORT_DEVICE void load_row_values(const T* values, const row_slice& s, T (&items)[Items]) {
-  load_consecutive<Items>(values + s.row_begin + s.first, s.mine, items);
+template <int Items, typename T, typename Slice>
+TILESORT_DEVICE void load_row_values(const T* values, const Slice& s, T (&items)[Items]) {
+  load_row_items<Items>(values, s, items);
 }
-template <int Items>
-TILESORT_DEVICE void load_row_values(row_positions, const row_slice& s, std::uint32_t (&items)[Items]) {
+template <int Items, typename Slice>
+TILESORT_DEVICE void load_row_values(row_positions, const Slice& s, std::uint32_t (&items)[Items]) {
 TILESORT_UNROLL
   for (int i = 0; i < Items; ++i) items[i] = static_cast<std::uint32_t>(s.first + i);
 }
-// The value of the key at `position` in the row that begins at row_begin.
-template <typename T>
-TILESORT_DEVICE T row_value_at(const T* values, std::int64_t row_begin, std::uint32_t position) {
-  return values[row_begin + position];
+// The value of the key at `position` in the row of slice s.
+template <typename T, typename Slice>
+TILESORT_DEVICE T row_value_at(const T* values, const Slice& s, std::uint32_t position) {
+  return values[row_offset(s, position)];
 }
-TILESORT_DEVICE std::uint32_t row_value_at(row_positions, std::int64_t, std::uint32_t position) {
+template <typename Slice>
+TILESORT_DEVICE std::uint32_t row_value_at(row_positions, const Slice&, std::uint32_t position) {
   return position;
 }
-template <int Items, typename T>
-TILESORT_DEVICE void store_row_values(T* values, const row_slice& s, const T (&items)[Items]) {
-  store_consecutive<Items>(values + s.row_begin + s.first, s.mine, items);
+template <int Items, typename T, typename Slice>
+TILESORT_DEVICE void store_row_values(T* values, const Slice& s, const T (&items)[Items]) {
+  store_row_items<Items>(values, s, items);
 }
-template <int Items, typename Wide, typename T>
-TILESORT_DEVICE void store_row_values(widening_sink<Wide> sink, const row_slice& s, const T (&items)[Items]) {
+template <int Items, typename Wide, typename T, typename Slice>
+TILESORT_DEVICE void store_row_values(widening_sink<Wide> sink, const Slice& s, const T (&items)[Items]) {
   Wide wide[Items];
 TILESORT_UNROLL
   for (int i = 0; i < Items; ++i) wide[i] = static_cast<Wide>(items[i]);
-  store_consecutive<Items>(sink.out + s.row_begin + s.first, s.mine, wide);
+  store_row_items<Items>(sink.out, s, wide);
 }
 
 // Where a row sorter's keys come from and where they go: a pointer of the
@@ -222,16 +258,15 @@ struct row_key_of<packed_row_keys<Key, Image>> {
 template <typename Keys>
 using row_key_t = typename row_key_of<Keys>::type;
 
-template <int Items, typename Key>
-TILESORT_DEVICE void load_row_keys(const Key* keys, const row_slice& s, Key (&items)[Items]) {
-  load_consecutive<Items>(keys + s.row_begin + s.first, s.mine, items);
+template <int Items, typename Key, typename Slice>
+TILESORT_DEVICE void load_row_keys(const Key* keys, const Slice& s, Key (&items)[Items]) {
+  load_row_items<Items>(keys, s, items);
 }
 // Items past the row keep what they held (the block sorters' padding).
-template <int Items, typename Key, typename Image, typename Word>
-TILESORT_DEVICE void load_row_keys(const packed_row_keys<Key, Image>& packed, const row_slice& s,
-                                   Word (&items)[Items]) {
+template <int Items, typename Key, typename Image, typename Word, typename Slice>
+TILESORT_DEVICE void load_row_keys(const packed_row_keys<Key, Image>& packed, const Slice& s, Word (&items)[Items]) {
   Key keys[Items];
-  load_consecutive<Items>(packed.keys_in + s.row_begin + s.first, s.mine, keys);
+  load_row_items<Items>(packed.keys_in, s, keys);
 TILESORT_UNROLL
   for (int i = 0; i < Items; ++i)
     if (i < s.mine) items[i] = packed.pack(keys[i], s.first + i);
@@ -240,26 +275,26 @@ TILESORT_UNROLL
 // `sync`: what the packed store calls, in every thread of the row's sorter,
 // between its reads of the row and its first store (in place, it reads the
 // row back by position).
-template <int Items, typename Key, typename Sync>
-TILESORT_DEVICE void store_row_keys(Key* keys, const row_slice& s, const Key (&items)[Items], Sync) {
-  store_consecutive<Items>(keys + s.row_begin + s.first, s.mine, items);
+template <int Items, typename Key, typename Slice, typename Sync>
+TILESORT_DEVICE void store_row_keys(Key* keys, const Slice& s, const Key (&items)[Items], Sync) {
+  store_row_items<Items>(keys, s, items);
 }
-template <int Items, typename Key, typename Image, typename Word, typename Sync>
-TILESORT_DEVICE void store_row_keys(const packed_row_keys<Key, Image>& packed, const row_slice& s,
+template <int Items, typename Key, typename Image, typename Word, typename Slice, typename Sync>
+TILESORT_DEVICE void store_row_keys(const packed_row_keys<Key, Image>& packed, const Slice& s,
                                     const Word (&items)[Items], Sync sync) {
   constexpr Word mask = packed_row_keys<Key, Image>::position_mask;
   if (packed.keys_out != nullptr) {
     Key keys[Items];
 TILESORT_UNROLL
     for (int i = 0; i < Items; ++i)
-      if (i < s.mine) keys[i] = packed.keys_in[s.row_begin + static_cast<std::uint32_t>(items[i] & mask)];
+      if (i < s.mine) keys[i] = packed.keys_in[row_offset(s, static_cast<std::uint32_t>(items[i] & mask))];
     sync();
-    store_consecutive<Items>(packed.keys_out + s.row_begin + s.first, s.mine, keys);
+    store_row_items<Items>(packed.keys_out, s, keys);
   }
   std::int64_t positions[Items];
 TILESORT_UNROLL
   for (int i = 0; i < Items; ++i) positions[i] = static_cast<std::uint32_t>(items[i] & mask);
-  store_consecutive<Items>(packed.positions + s.row_begin + s.first, s.mine, positions);
+  store_row_items<Items>(packed.positions, s, positions);
 }
 
 // The rows a row-sorter kernel sorts: uniform rows (count known on the host)
@@ -271,6 +306,30 @@ struct uniform_rows {
   TILESORT_HD std::int64_t count() const { return ceil_div(n, length); }
   TILESORT_HD row_slice slice(std::int64_t row, std::int64_t, int thread_in_row, int items) const {
     return slice_of_row(row, length, n, thread_in_row, items);
+  }
+};
+
+// Uniform rows of `length` keys along a dim other than the last of a
+// contiguous array of rows * length keys: row r is (o, j) = (r / stride, r %
+// stride), its keys at o * length * stride + j + i * stride. Consecutive rows
+// are neighbouring columns: sorters running at the same time read and write
+// the same sectors.
+struct strided_rows {
+  static constexpr bool one_block_per_row = true;
+  std::int64_t rows;
+  std::int64_t length;
+  std::int64_t stride;
+  TILESORT_HD std::int64_t count() const { return rows; }
+  TILESORT_HD strided_row_slice slice(std::int64_t row, std::int64_t, int thread_in_row, int items) const {
+    strided_row_slice s;
+    const std::int64_t outer = row / stride;
+    s.row_begin = outer * length * stride + (row - outer * stride);
+    s.stride = stride;
+    s.row_items = row < rows ? static_cast<int>(length) : 0;
+    s.first = thread_in_row * items;
+    const int rest = s.row_items - s.first;
+    s.mine = rest <= 0 ? 0 : (rest < items ? rest : items);
+    return s;
   }
 };
 
@@ -308,7 +367,7 @@ __global__ __launch_bounds__(BlockThreads) void sort_rows_by_warps(Rows rows, Ke
   for (std::int64_t first_row = std::int64_t(blockIdx.x) * rows_per_block; first_row < count;
        first_row += std::int64_t(gridDim.x) * rows_per_block) {
     const std::int64_t row = first_row + threadIdx.x / Lanes;
-    const row_slice s = rows.slice(row, count, threadIdx.x % Lanes, Items);
+    const auto s = rows.slice(row, count, threadIdx.x % Lanes, Items);
 
     Key keys[Items];
     Value values[Items];
@@ -327,7 +386,7 @@ TILESORT_UNROLL
         // the row afterwards (the row's few lines, read once from DRAM).
 TILESORT_UNROLL
         for (int i = 0; i < Items; ++i)
-          if (i < s.mine) values[i] = row_value_at(values_in, s.row_begin, ranked_keys[i].rank);
+          if (i < s.mine) values[i] = row_value_at(values_in, s, ranked_keys[i].rank);
         __syncwarp();  // in place: every lane has read its row's values before any lane stores
       }
     } else {
@@ -340,9 +399,9 @@ TILESORT_UNROLL
 }
 
 // One block sorts one row.
-template <int Threads, int Items, typename Storage, typename KeysIn, typename KeysOut, typename Source, typename Sink,
-          typename Compare>
-TILESORT_DEVICE void sort_one_row_by_block(const row_slice& s, Storage& storage, KeysIn keys_in, KeysOut keys_out,
+template <int Threads, int Items, typename Slice, typename Storage, typename KeysIn, typename KeysOut, typename Source,
+          typename Sink, typename Compare>
+TILESORT_DEVICE void sort_one_row_by_block(const Slice& s, Storage& storage, KeysIn keys_in, KeysOut keys_out,
                                            Source values_in, Sink values_out, Compare comp) {
   using Key = row_key_t<KeysIn>;
   using Value = row_value_t<Source>;
@@ -442,19 +501,20 @@ constexpr int rows_per_block(int shape) {
   return shape < Policy::warp_shape_count ? Policy::warp_block_threads / Policy::warp_shape(shape).threads : 1;
 }
 
-// Uniform rows: the first shape that holds a row sorts them all, one row per
-// logical warp or block, one launch.
-template <typename Policy, int Shape, typename KeysIn, typename KeysOut, typename Source, typename Sink,
+// Uniform rows (uniform_rows or strided_rows) of `length` keys: the first
+// shape that holds a row sorts them all, one row per logical warp or block,
+// one launch.
+template <typename Policy, int Shape, typename Rows, typename KeysIn, typename KeysOut, typename Source, typename Sink,
           typename Compare>
-cudaError_t launch_uniform_rows(KeysIn keys_in, KeysOut keys_out, Source values_in, Sink values_out, std::int64_t n,
+cudaError_t launch_uniform_rows(Rows rows, KeysIn keys_in, KeysOut keys_out, Source values_in, Sink values_out,
                                 std::int64_t length, Compare comp, cudaStream_t stream) {
   if constexpr (Shape < Policy::warp_shape_count + Policy::block_shape_count) {
     constexpr auto shape = Shape < Policy::warp_shape_count ? Policy::warp_shape(Shape)
                                                             : Policy::block_shape(Shape - Policy::warp_shape_count);
     constexpr int capacity = shape.threads * shape.items;
     if (length > capacity)
-      return launch_uniform_rows<Policy, Shape + 1>(keys_in, keys_out, values_in, values_out, n, length, comp, stream);
-    const uniform_rows rows{n, length};
+      return launch_uniform_rows<Policy, Shape + 1>(rows, keys_in, keys_out, values_in, values_out, length, comp,
+                                                    stream);
     const std::int64_t blocks = ceil_div(rows.count(), rows_per_block<Policy>(Shape));
     if (blocks > 0x7fffffff) return cudaErrorInvalidValue;
     return launch_row_sorter<Policy, Shape>(rows, static_cast<unsigned>(blocks), keys_in, keys_out, values_in,
