@@ -22,10 +22,10 @@ void time_shape(const char* name, const Key* in, Key* out, std::int64_t* pos, st
   const packed_row_keys<Key, image> packed{in, out, pos, image{}};
   cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
   cudaError_t e = cudaSuccess;
-  for (int w = 0; w < 3; ++w) e = launch_uniform_rows<Policy, 0>(packed, packed, static_cast<const no_value*>(nullptr), static_cast<no_value*>(nullptr), n, length, less{}, cudaStream_t(0));
+  for (int w = 0; w < 3; ++w) e = launch_uniform_rows<Policy, 0>(uniform_rows{n, length}, packed, packed, static_cast<const no_value*>(nullptr), static_cast<no_value*>(nullptr), length, less{}, cudaStream_t(0));
   cudaEventRecord(a);
   const int reps = 20;
-  for (int r = 0; r < reps; ++r) launch_uniform_rows<Policy, 0>(packed, packed, static_cast<const no_value*>(nullptr), static_cast<no_value*>(nullptr), n, length, less{}, cudaStream_t(0));
+  for (int r = 0; r < reps; ++r) launch_uniform_rows<Policy, 0>(uniform_rows{n, length}, packed, packed, static_cast<const no_value*>(nullptr), static_cast<no_value*>(nullptr), length, less{}, cudaStream_t(0));
   cudaEventRecord(b); cudaEventSynchronize(b);
   float ms = 0; cudaEventElapsedTime(&ms, a, b);
   printf("%-10s L=%-6lld %-14s %8.1f us %7.1f GKeys/s  %s\n", sizeof(Key) == 4 ? "u32" : "u16", (long long)length, name,

@@ -208,13 +208,25 @@ cudaError_t rows_positions_job(const sort_job& job, std::size_t& temp_bytes) {
   return run_sort(job.key_bytes, call, sort_bytes);
 }
 
+// The longest rows along another dim that sort where they lie, by key width.
+// Each key read or written there takes a sector of its own (a row is a
+// column); that beats two transposed copies where a block holds many rows
+// (neighbouring columns, read together: the warp sorters, rows of up to 256
+// keys of up to 4 bytes) and for 8-byte keys, whose block sorters cost more
+// per key, up to 1024 (the measurements: docs/tuning/python.md).
+constexpr std::int64_t strided_max_row_narrow = 256;
+constexpr std::int64_t strided_max_row_wide = 1024;
+
 // Rows along another dim (row_stride > 1) with an index payload: the row
 // sorters read and write them where they lie. Keys of up to 4 bytes as in
 // rows_positions_job; 8-byte keys in their own order (not as ranks), their
 // sorted keys in temp storage when not wanted. cudaErrorNotSupported for
-// anything else (the caller moves the dim last).
+// anything else, and for rows longer than the limits above (the caller moves
+// the dim last).
 cudaError_t strided_rows_job(const sort_job& job, std::size_t& temp_bytes) {
   if (job.algo != algorithm::rows || !job.index_payload || job.n <= 0) return cudaErrorNotSupported;
+  if (job.row_length > (job.key_bytes <= 4 ? strided_max_row_narrow : strided_max_row_wide))
+    return cudaErrorNotSupported;
   if (job.key_bytes <= 4) return rows_positions_job(job, temp_bytes);
   if (job.kind == 'f' && job.rank_floats) return cudaErrorNotSupported;
   const bool scratch = job.keys_out == nullptr;

@@ -129,7 +129,7 @@ class HostExtension:
     def sorts_in_place_of_rows(self, job):
         assert job.algo == self.ROWS and job.index_payload and job.row_stride > 1
         ranked = job.key_bytes == 8 and job.kind == "f" and job.rank_floats
-        return not ranked and job.row_length <= (16384 if job.key_bytes <= 4 else 8192)
+        return not ranked and job.row_length <= (256 if job.key_bytes <= 4 else 1024)
 
     def sort_strided(self, job, key_bytes, kind, inf_bits, descending):
         assert job.index_payload and self.sorts_in_place_of_rows(job)
