@@ -142,26 +142,32 @@ cudaError_t job_for(const sort_job& job, std::size_t& temp_bytes) {
   return cudaGetLastError();
 }
 
-// A front job with an index payload where the front door radix-sorts (the
-// library says so, size query included): the keys in their own width, no
-// ranks, the positions made by the sort; argsort's sorted keys go to temp.
-// cudaErrorNotSupported: the job takes job_for instead.
-cudaError_t positions_job(const sort_job& job, std::size_t& temp_bytes) {
-  if (job.algo != algorithm::front || !job.index_payload || job.n <= 0) return cudaErrorNotSupported;
-  const bool scratch = job.keys_out == nullptr;
-  const std::size_t scratch_bytes = scratch ? aligned(std::size_t(job.n) * std::size_t(job.key_bytes)) : 0;
-  auto* temp = static_cast<char*>(job.temp);
+// The sort_call of a job whose positions the library makes (front_positions,
+// row_positions): its keys, positions, size and order; keys_out, temp and
+// the rows' shape are the caller's to set.
+sort_call positions_call(const sort_job& job, algorithm algo) {
   sort_call call{};
-  call.algo = algorithm::front_positions;
+  call.algo = algo;
   call.keys_in = job.keys_in;
-  call.keys_out = scratch ? static_cast<void*>(temp) : job.keys_out;
+  call.keys_out = job.keys_out;
   call.values_out = job.values_out;
   call.n = job.n;
   call.kind = job.kind;
   call.inf_bits = job.inf_bits;
   call.descending = job.descending;
-  call.temp = temp == nullptr ? nullptr : temp + scratch_bytes;
   call.stream = job.stream;
+  return call;
+}
+
+// Runs (or sizes) `call` for `job`, the keys in their own width: where the
+// job does not want the sorted keys (argsort), they go to scratch at the
+// front of the temp storage, the library's temp storage after it.
+cudaError_t run_with_key_scratch(const sort_job& job, sort_call call, std::size_t& temp_bytes) {
+  const bool scratch = job.keys_out == nullptr;
+  const std::size_t scratch_bytes = scratch ? aligned(std::size_t(job.n) * std::size_t(job.key_bytes)) : 0;
+  auto* temp = static_cast<char*>(job.temp);
+  call.keys_out = scratch ? static_cast<void*>(temp) : job.keys_out;
+  call.temp = temp == nullptr ? nullptr : temp + scratch_bytes;
   if (temp == nullptr) {  // size query
     std::size_t sort_bytes = 0;
     const cudaError_t error = run_sort(job.key_bytes, call, sort_bytes);
@@ -171,6 +177,15 @@ cudaError_t positions_job(const sort_job& job, std::size_t& temp_bytes) {
   if (temp_bytes < scratch_bytes) return cudaErrorInvalidValue;
   std::size_t sort_bytes = temp_bytes - scratch_bytes;
   return run_sort(job.key_bytes, call, sort_bytes);
+}
+
+// A front job with an index payload where the front door radix-sorts (the
+// library says so, size query included): the keys in their own width, no
+// ranks, the positions made by the sort; argsort's sorted keys go to temp.
+// cudaErrorNotSupported: the job takes job_for instead.
+cudaError_t positions_job(const sort_job& job, std::size_t& temp_bytes) {
+  if (job.algo != algorithm::front || !job.index_payload || job.n <= 0) return cudaErrorNotSupported;
+  return run_with_key_scratch(job, positions_call(job, algorithm::front_positions), temp_bytes);
 }
 
 // The longest one array (a front job) that sorts as one row (rows_positions_job):
@@ -186,18 +201,9 @@ cudaError_t rows_positions_job(const sort_job& job, std::size_t& temp_bytes) {
   const bool one_row = job.algo == algorithm::front && job.n <= one_row_max_keys;
   if (!job.index_payload || job.key_bytes > 4 || job.n <= 0 || !(job.algo == algorithm::rows || one_row))
     return cudaErrorNotSupported;
-  sort_call call{};
-  call.algo = algorithm::row_positions;
-  call.keys_in = job.keys_in;
-  call.keys_out = job.keys_out;  // null: positions only
-  call.values_out = job.values_out;
-  call.n = job.n;
+  sort_call call = positions_call(job, algorithm::row_positions);  // keys_out null: positions only
   call.row_length = one_row ? job.n : job.row_length;
   call.row_stride = job.row_stride;
-  call.kind = job.kind;
-  call.inf_bits = job.inf_bits;
-  call.descending = job.descending;
-  call.stream = job.stream;
   std::size_t sort_bytes = 0;
   if (const cudaError_t error = run_sort(job.key_bytes, call, sort_bytes); error != cudaSuccess) return error;
   if (job.temp == nullptr) {  // size query
@@ -229,31 +235,10 @@ cudaError_t strided_rows_job(const sort_job& job, std::size_t& temp_bytes) {
     return cudaErrorNotSupported;
   if (job.key_bytes <= 4) return rows_positions_job(job, temp_bytes);
   if (job.kind == 'f' && job.rank_floats) return cudaErrorNotSupported;
-  const bool scratch = job.keys_out == nullptr;
-  const std::size_t scratch_bytes = scratch ? aligned(std::size_t(job.n) * sizeof(std::uint64_t)) : 0;
-  auto* temp = static_cast<char*>(job.temp);
-  sort_call call{};
-  call.algo = algorithm::row_positions;
-  call.keys_in = job.keys_in;
-  call.keys_out = scratch ? static_cast<void*>(temp) : job.keys_out;
-  call.values_out = job.values_out;
-  call.n = job.n;
+  sort_call call = positions_call(job, algorithm::row_positions);
   call.row_length = job.row_length;
   call.row_stride = job.row_stride;
-  call.kind = job.kind;
-  call.inf_bits = job.inf_bits;
-  call.descending = job.descending;
-  call.temp = temp == nullptr ? nullptr : temp + scratch_bytes;
-  call.stream = job.stream;
-  std::size_t sort_bytes = 0;
-  if (temp == nullptr) {  // size query
-    const cudaError_t error = run_sort(8, call, sort_bytes);
-    if (error == cudaSuccess) temp_bytes = scratch_bytes + sort_bytes;
-    return error;
-  }
-  if (temp_bytes < scratch_bytes) return cudaErrorInvalidValue;
-  sort_bytes = temp_bytes - scratch_bytes;
-  return run_sort(8, call, sort_bytes);
+  return run_with_key_scratch(job, call, temp_bytes);
 }
 
 // words[i] = the key's rank (at most 32 bits) above its position i.

@@ -30,6 +30,8 @@ are CSR int64 offsets over a 1-D array; results are always contiguous.
 
 from __future__ import annotations
 
+import math
+
 from . import _ext
 from ._arrays import KEY_TYPES
 
@@ -214,9 +216,7 @@ def sort_rows(be, function, x, dim, descending, payload, algo=None, out_keys=Non
     # Rows along another dim sort where they lie when the index payload carries the order (any payload
     # other than an 8-byte one sorted along is a gather by index) and the extension takes them.
     by_index = _by_index(kt, payload, be)
-    row_stride = 1
-    for extent in x.shape[dim + 1:] if dim != last else ():
-        row_stride *= extent
+    row_stride = math.prod(x.shape[dim + 1:])
     strided = (STRIDED_ROWS and dim != last and by_index and n > 0 and row_stride > 1 and be.is_contiguous(x)
                and _sorts_strided(kt, length))
     moved = dim != last and not strided
