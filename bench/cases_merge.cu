@@ -121,6 +121,7 @@ const merge_type kMergeTypes[] = {
     {"u64", run_typed<std::uint64_t, void, tilesort::less, true>},
     {"f32", run_typed<float, void, tilesort::less, true>},
     {"pairs32", run_typed<std::uint32_t, std::uint32_t, tilesort::less, true>},
+    {"pairs32_64", run_typed<std::uint32_t, std::uint64_t, tilesort::less, true>},
     {"pairs64", run_typed<std::uint64_t, std::uint64_t, tilesort::less, true>},
     {"struct", run_typed<pair_key, void, by_a, false>},
 };

@@ -3,8 +3,9 @@
 // std::stable_sort's permutation) for every native key type, 4- and 8-byte
 // and 16-byte payloads, both orders; the index sort the Python package uses
 // (positions made by the sort, stored as int64); float bit patterns against
-// merge_sort_keys itself; n = 0 and 1, graph capture, every error path, a
-// failed allocation; and a wrapping look-back ring for pairs.
+// merge_sort_keys itself; buffers off 16-byte alignment; n = 0 and 1, graph
+// capture, every error path, a failed allocation; and a wrapping look-back
+// ring for pairs.
 #include <numeric>
 #include <unordered_map>
 
@@ -165,6 +166,52 @@ TEST(RadixSortPairs, SmallRingWrapsManyTimes) {
   for (const bool in_place : {false, true})
     check_pairs<radix_sorter_with<policy>>(make_keys<std::uint64_t>(n, distribution::random, fresh_seed()),
                                            tilesort::greater{}, run_options{in_place, false, 0});
+}
+
+// Buffers that start off 16-byte alignment (inside larger allocations): the
+// onesweep pass then prefetches its tiles item by item (cp.async of 4 or 8
+// bytes) or, for 1- and 2-byte items, by plain copies, instead of in 16-byte
+// pieces. Keys alone and with their positions, several tiles.
+template <typename Key>
+void check_unaligned(std::uint64_t seed) {
+  using policy = tilesort::detail::radix_policy_for<Key, std::uint32_t>;
+  const std::int64_t n = 3 * policy::tile_items + 5;
+  SCOPED_TRACE("key bytes=" + std::to_string(sizeof(Key)) + " n=" + std::to_string(n));
+  const auto keys = make_keys<Key>(n, distribution::random, seed);
+  std::vector<std::uint32_t> positions(n);
+  std::iota(positions.begin(), positions.end(), 0u);
+  device_buffer<Key> keys_in(n + 3), keys_out(n + 3);
+  device_buffer<std::uint32_t> values_in(n + 3), values_out(n + 3);
+  CUDA_ASSERT(cudaMemcpy(keys_in.data() + 1, keys.data(), n * sizeof(Key), cudaMemcpyHostToDevice));
+  CUDA_ASSERT(cudaMemcpy(values_in.data() + 3, positions.data(), n * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+  std::size_t bytes = 0;
+  CUDA_ASSERT(tilesort::radix_sort_pairs(nullptr, bytes, keys_in.data() + 1, keys_out.data() + 2, values_in.data() + 3,
+                                         values_out.data() + 1, n, tilesort::less{}, 0));
+  device_buffer<unsigned char> temp(bytes);
+  CUDA_ASSERT(tilesort::radix_sort_pairs(temp.data(), bytes, keys_in.data() + 1, keys_out.data() + 2,
+                                         values_in.data() + 3, values_out.data() + 1, n, tilesort::less{}, 0));
+  std::vector<Key> sorted(n);
+  std::vector<std::uint32_t> index(n);
+  CUDA_ASSERT(cudaMemcpy(sorted.data(), keys_out.data() + 2, n * sizeof(Key), cudaMemcpyDeviceToHost));
+  CUDA_ASSERT(cudaMemcpy(index.data(), values_out.data() + 1, n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+  expect_stable_pairs(keys, sorted, index, tilesort::less{});
+  CUDA_ASSERT(tilesort::radix_sort_keys(nullptr, bytes, keys_in.data() + 1, keys_out.data() + 2, n, tilesort::less{}, 0));
+  device_buffer<unsigned char> keys_temp(bytes);
+  CUDA_ASSERT(
+      tilesort::radix_sort_keys(keys_temp.data(), bytes, keys_in.data() + 1, keys_out.data() + 2, n, tilesort::less{}, 0));
+  CUDA_ASSERT(cudaMemcpy(sorted.data(), keys_out.data() + 2, n * sizeof(Key), cudaMemcpyDeviceToHost));
+  expect_stable_sorted(keys, sorted, tilesort::less{});
+}
+
+TEST(RadixSortPairs, BuffersOffSixteenByteAlignment) {
+  REQUIRE_GPU();
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  check_unaligned<std::uint8_t>(seed);
+  check_unaligned<std::int16_t>(seed);
+  check_unaligned<std::uint32_t>(seed);
+  check_unaligned<float>(seed);
+  check_unaligned<std::uint64_t>(seed);
 }
 
 TEST(RadixSort, ZeroAndOne) {

@@ -102,6 +102,7 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
   constexpr auto onesweep = radix_onesweep_kernel<policy, Key, Value, OutValue, image_type>;
   constexpr std::size_t onesweep_shared = sizeof(radix_onesweep_storage<policy, Key, Value>);
   static_assert(alignof(radix_onesweep_storage<policy, Key, Value>) <= 16, "dynamic shared memory is 16-byte aligned");
+  static_assert(onesweep_shared <= 99 * 1024, "the policy's tile fits the shared memory of a block on every GPU from sm_80");
   unsigned histogram_resident = 0, onesweep_resident = 0;
   // The lane-private counters where the GPU allows a block their 128 KB.
   int device = 0, block_shared_limit = 0;

@@ -19,6 +19,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "../../detail/async_copy.cuh"
 #include "../../detail/config.cuh"
 #include "../../detail/launch.cuh"
 #include "../../detail/merge_path.cuh"
@@ -98,28 +99,6 @@ struct merge_sort_kway_storage {
   int sources[pairs ? transpose_slots<int>(TileItems) : 1];     // where each key was loaded
   Value values[pairs ? TileItems : 1];                          // as loaded
 };
-
-// cp.async from global to shared memory of one T whose size and alignment
-// are multiples of 4 bytes, in chunks of 16, 8 or 4 bytes (the largest both
-// allow); wait_for_shared_copies waits for all of this thread's.
-template <typename T>
-inline constexpr int async_copy_chunk = sizeof(T) % 16 == 0 && alignof(T) % 16 == 0 ? 16
-                                        : sizeof(T) % 8 == 0 && alignof(T) % 8 == 0 ? 8
-                                        : sizeof(T) % 4 == 0 && alignof(T) % 4 == 0 ? 4
-                                                                                     : 0;
-template <typename T>
-inline constexpr bool copies_to_shared_async = async_copy_chunk<T> != 0;
-template <typename T>
-TILESORT_DEVICE void copy_to_shared_async(T* dst, const T* src) {
-  static_assert(copies_to_shared_async<T>, "size and alignment multiples of 4 bytes");
-  constexpr int chunk = async_copy_chunk<T>;
-  const auto shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  const auto* bytes = reinterpret_cast<const unsigned char*>(src);
-TILESORT_UNROLL
-  for (int c = 0; c < static_cast<int>(sizeof(T)); c += chunk)
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(shared + c), "l"(bytes + c), "n"(chunk) : "memory");
-}
-TILESORT_DEVICE void wait_for_shared_copies() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 
 // bounds[index] for an index known only at run time (no local-memory array).
 template <int Count>

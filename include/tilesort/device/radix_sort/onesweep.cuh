@@ -3,10 +3,13 @@
 // (Onesweep: the global digit starts come from the histogram; each tile's
 // offsets within a digit from decoupled look-back over earlier tiles).
 //
-// A persistent grid takes tiles in order from a counter. Per tile:
+// A persistent grid takes tiles in order from a counter, each block its
+// next tile's number while it works on this one. Per tile:
 //   1. load threads x items keys (and values), warp-striped (lane l of warp
 //      w holds keys w x 32 x items + i x 32 + l: coalesced, and a warp's
-//      keys in order);
+//      keys in order); with Policy::prefetch the tile is already in shared
+//      memory (s.next, copied by cp.async while the previous tile was
+//      written) and its items are read from there when needed;
 //   2. once the look-back ring wraps, check that its slot may be reused
 //      (rarely waits);
 //   3. early counts: each warp counts its keys' digits (a shared atomic per
@@ -18,7 +21,8 @@
 //      places; a tile whose keys share one digit skips this;
 //   6. stage the keys (and values) in shared memory at their places;
 //   7. per digit: look back for the earlier tiles' count (most of them have
-//      published by now), publish the inclusive count;
+//      published by now), publish the inclusive count; with prefetch, start
+//      copying the next tile into s.next;
 //   8. write the staged keys with consecutive threads at consecutive
 //      positions (a digit's keys of the tile are one run in the output).
 // Skipped passes (the digit is the same in every key) return at once; the
@@ -32,6 +36,7 @@
 #include <type_traits>
 
 #include "../../block/block_scan.cuh"
+#include "../../detail/async_copy.cuh"
 #include "../../detail/config.cuh"
 #include "../../detail/launch.cuh"
 #include "../../detail/radix_order.cuh"
@@ -101,7 +106,7 @@ TILESORT_DEVICE void radix_copy_out(const radix_buffers<Key, Value, OutValue>& b
 // Shared memory of a onesweep block: the warps' digit counts (then each
 // warp's next place per digit) and match words, then (reusing the bytes)
 // the staged keys and values; per digit the output position of tile-local
-// position 0.
+// position 0; with Policy::prefetch, the block's next tile as loaded.
 template <typename Policy, typename Key, typename Value>
 struct radix_onesweep_storage {
   static constexpr int warps = Policy::threads / 32;
@@ -110,8 +115,10 @@ struct radix_onesweep_storage {
   static constexpr std::size_t key_stage_bytes = (std::size_t(Policy::tile_items) * sizeof(Key) + 15) / 16 * 16;
   static constexpr std::size_t stage_bytes = key_stage_bytes + std::size_t(Policy::tile_items) * value_bytes;
   static constexpr std::size_t union_bytes = count_bytes > stage_bytes ? count_bytes : stage_bytes;
+  static constexpr std::size_t next_bytes = Policy::prefetch ? stage_bytes : 16;
 
   alignas(16) unsigned char staging[union_bytes];
+  alignas(16) unsigned char next[next_bytes];
   std::int64_t output_base[Policy::bins];  // output position of the digit's tile-local position 0
   std::int64_t warp_sums[warps + 1];
   unsigned tile;
@@ -120,6 +127,8 @@ struct radix_onesweep_storage {
   TILESORT_DEVICE unsigned* matches(int warp) { return counts(warps + warp); }
   TILESORT_DEVICE Key* keys() { return reinterpret_cast<Key*>(staging); }
   TILESORT_DEVICE Value* values() { return reinterpret_cast<Value*>(staging + key_stage_bytes); }
+  TILESORT_DEVICE Key* next_keys() { return reinterpret_cast<Key*>(next); }
+  TILESORT_DEVICE Value* next_values() { return reinterpret_cast<Value*>(next + key_stage_bytes); }
 };
 
 // Early counts: adds each of this warp's keys to its warp's count of the
@@ -214,39 +223,73 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
   Key* keys_dst = buffers.keys_to(plan.destination);
   const std::int64_t* digit_start = reinterpret_cast<const std::int64_t*>(control->digit_start[pass]);
 
+  constexpr bool prefetch = Policy::prefetch;
+  const Value* values_src = nullptr;  // null: positions, made here
+  if constexpr (pairs) values_src = buffers.values_from(plan.source);
+  // Prefetch: the tile after this one is copied into s.next while this one
+  // is written (this tile's keys and values stay in s.next until they are
+  // staged, so no registers hold them while the block ranks).
+  const auto tile_count = [&](unsigned tile) {
+    const std::int64_t left = n - std::int64_t(tile) * tile_items;
+    return static_cast<int>(left < tile_items ? left : tile_items);
+  };
+  const auto fetch = [&](unsigned tile) {
+    if constexpr (prefetch) {
+      if (tile >= tiles) return;
+      const std::int64_t at = std::int64_t(tile) * tile_items;
+      copy_run_to_shared_async<threads>(s.next_keys(), keys_src + at, tile_count(tile), t);
+      if constexpr (pairs)
+        if (values_src != nullptr) copy_run_to_shared_async<threads>(s.next_values(), values_src + at, tile_count(tile), t);
+    }
+  };
+  // A block takes its next tile's number while it works on this one (the
+  // counter's round trip hidden behind the ranking), in s.tile from the
+  // look-back's barrier on.
+  if (t == 0) s.tile = atomicAdd(&control->tiles_taken[pass], 1u);
+  __syncthreads();
+  unsigned next = s.tile;
+  fetch(next);
+
   for (;;) {
-    if (t == 0) s.tile = atomicAdd(&control->tiles_taken[pass], 1u);
-    __syncthreads();  // the tile number; and the previous tile's shared memory is free
-    const unsigned tile = s.tile;
+    const unsigned tile = next;
+    __syncthreads();  // the previous tile's shared memory is free
     if (tile >= tiles) break;
     const unsigned slot = ring.slot(tile);
     const unsigned long long tag = radix_lookback::tag(ring.cycle(tile), plan.parity);
 
-    for (int i = t; i < int(storage_type::count_bytes / sizeof(unsigned)); i += threads) s.counts(0)[i] = 0;
+    static_assert(storage_type::count_bytes % sizeof(uint4) == 0, "counts cleared 16 bytes at a time");
+    for (int i = t; i < int(storage_type::count_bytes / sizeof(uint4)); i += threads)
+      reinterpret_cast<uint4*>(s.staging)[i] = uint4{0, 0, 0, 0};
 
-    // 1. Load (a warp's keys: first + i x 32, i < items).
+    // 1. Load (a warp's keys: first + i x 32, i < items) and the values,
+    // unless prefetched: then item i is s.next_keys()[first + i x 32].
     const std::int64_t tile_base = std::int64_t(tile) * tile_items;
-    const int valid = static_cast<int>(n - tile_base < tile_items ? n - tile_base : tile_items);
+    const int valid = tile_count(tile);
     const int first = warp * 32 * items + lane;
     Key keys[items];
-    TILESORT_UNROLL
-    for (int i = 0; i < items; ++i)
-      if (first + i * 32 < valid) keys[i] = keys_src[tile_base + first + i * 32];
+    if constexpr (!prefetch) {
+      TILESORT_UNROLL
+      for (int i = 0; i < items; ++i)
+        if (first + i * 32 < valid) keys[i] = keys_src[tile_base + first + i * 32];
+    }
 
-    Value values[pairs ? items : 1];  // loaded with the keys
-    if constexpr (pairs) {
-      const Value* values_src = buffers.values_from(plan.source);
+    Value values[pairs && !prefetch ? items : 1];
+    if constexpr (pairs && !prefetch) {
       TILESORT_UNROLL
       for (int i = 0; i < items; ++i) {
         const std::int64_t at = tile_base + first + i * 32;
         if (first + i * 32 < valid) values[i] = values_src != nullptr ? values_src[at] : buffers.generated(at);
       }
     }
+    unsigned taken = 0;
+    if (t == 0) taken = atomicAdd(&control->tiles_taken[pass], 1u);
 
     // 2. Once the ring wraps: the slot's earlier user and the tiles that may
-    // still read its words are done (checked while the keys arrive; the
-    // words are read relaxed, all at once, and a fence orders them before
-    // this tile's writes to the slot).
+    // still read its words are done (checked while the keys arrive; each
+    // word read with acquire, which, unlike a fence, does not wait for this
+    // thread's earlier stores; the barrier then orders the reads before this
+    // tile's writes to the slot).
+    if constexpr (prefetch) wait_for_shared_copies();  // the tile is in s.next after the barrier below
     if (ring.wraps) {
       const std::int64_t wait_last = radix_ring_wait_last(tile, ring.slots, window);
       bool ready;
@@ -255,9 +298,8 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
         for (std::int64_t w = radix_ring_wait_first(tile, ring.slots) + t; w <= wait_last; w += threads) {
           if (w < 0) continue;
           cuda::atomic_ref<unsigned, cuda::thread_scope_device> word(done[ring.slot(unsigned(w))]);
-          ready = ready && word.load(cuda::memory_order_relaxed) == radix_lookback::done(ring.cycle(unsigned(w)), plan.parity);
+          ready = ready && word.load(cuda::memory_order_acquire) == radix_lookback::done(ring.cycle(unsigned(w)), plan.parity);
         }
-        cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
       } while (!__syncthreads_and(ready));  // also: counts zeroed
     } else {
       __syncthreads();  // counts zeroed
@@ -270,7 +312,9 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     int item[items];
     TILESORT_UNROLL
     for (int i = 0; i < items; ++i)
-      item[i] = i * 32 < left ? static_cast<int>(radix_digit<Policy::radix_bits>(image(keys[i]), pass)) : 0;
+      item[i] = i * 32 < left ? static_cast<int>(radix_digit<Policy::radix_bits>(
+                                    image(prefetch ? s.next_keys()[first + i * 32] : keys[i]), pass))
+                              : 0;
     if (valid == tile_items) {
       radix_count_warp<items, false>(item, left, s.counts(warp));
     } else {
@@ -317,8 +361,13 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     TILESORT_UNROLL
     for (int i = 0; i < items; ++i) {
       if (i * 32 < left) {
-        s.keys()[item[i] >> 8] = keys[i];
-        if constexpr (pairs) s.values()[item[i] >> 8] = values[i];
+        s.keys()[item[i] >> 8] = prefetch ? s.next_keys()[first + i * 32] : keys[i];
+        if constexpr (pairs && prefetch) {
+          const int from = first + i * 32;
+          s.values()[item[i] >> 8] = values_src != nullptr ? s.next_values()[from] : buffers.generated(tile_base + from);
+        } else if constexpr (pairs) {
+          s.values()[item[i] >> 8] = values[i];
+        }
       }
     }
 
@@ -335,8 +384,11 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
       }
       s.output_base[t] = digit_start[t] + static_cast<std::int64_t>(before) - start;
     }
-    __syncthreads();  // staged, and every digit looked back
-    if (t == 0) {
+    if (t == 0) s.tile = taken;
+    __syncthreads();  // staged, every digit looked back, the next tile taken
+    next = s.tile;
+    fetch(next);  // into s.next: every thread has staged this tile
+    if (t == 0 && ring.wraps) {  // only a wrapping ring reads them
       cuda::atomic_ref<unsigned, cuda::thread_scope_device> mine(done[slot]);
       mine.store(radix_lookback::done(ring.cycle(tile), plan.parity), cuda::memory_order_release);
     }

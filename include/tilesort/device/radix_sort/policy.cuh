@@ -26,21 +26,30 @@ struct radix_sort_policy {
   static constexpr int bins = 1 << radix_bits;
   /// Widest item the onesweep tile stages in shared memory.
   static constexpr std::size_t staged_bytes = KeyBytes > ValueBytes ? KeyBytes : ValueBytes;  // widest item
-  /// Onesweep blocks: threads and keys per thread.
-  static constexpr int threads = KeyBytes <= 2 && ValueBytes == 0               ? 512
-                                 : KeyBytes <= 4 && ValueBytes > 4 && staged_bytes <= 8 ? 256
-                                                                                      : 384;
+  /// Onesweep blocks copy their next tile into shared memory (cp.async)
+  /// while they write this one; the tile's keys and values stay there until
+  /// they are staged, so no registers hold them while the block ranks (three
+  /// blocks of 4-byte keys fit an SM's registers). Not for 8-byte keys
+  /// alone or with 8-byte values (measured slower there).
+  static constexpr bool prefetch = staged_bytes <= 8 && (ValueBytes == 0 ? KeyBytes <= 4 : KeyBytes <= 4 || ValueBytes <= 4);
+  /// Onesweep blocks: threads and keys per thread. A block's shared memory
+  /// (the tile staged, and with prefetch the next one) stays within the
+  /// 99 KB that every GPU from sm_80 allows a block.
+  static constexpr int threads = 384;
   /// @copydoc threads
-  static constexpr int items = ValueBytes == 0  ? (KeyBytes <= 4 ? 19 : 24)
-                               : staged_bytes <= 4 ? 15
-                               : staged_bytes <= 8 ? (KeyBytes <= 4 ? 17 : 20)
-                               : staged_bytes <= 16 ? 10
-                               : staged_bytes <= 32 ? 5
-                                                    : 2;
+  static constexpr int items = ValueBytes == 0 && KeyBytes <= 2 ? 24
+                               : ValueBytes == 0 && KeyBytes <= 4 ? 19
+                               : ValueBytes == 0 && KeyBytes <= 8 ? 24
+                               : prefetch ? (KeyBytes + ValueBytes <= 8 ? 16 : 10)
+                               : KeyBytes + ValueBytes <= 16 ? 16
+                               : KeyBytes + ValueBytes <= 24 ? 10
+                               : KeyBytes + ValueBytes <= 48 ? 5
+                               : KeyBytes + ValueBytes <= 96 ? 2
+                                                             : 1;
   /// Keys per onesweep tile.
   static constexpr int tile_items = threads * items;
   /// Onesweep blocks per SM the registers must allow.
-  static constexpr int blocks_per_sm = KeyBytes <= 4 && staged_bytes <= 8 ? 2 : 1;
+  static constexpr int blocks_per_sm = ValueBytes == 0 && KeyBytes <= 4 ? 3 : prefetch ? 2 : 1;
   /// Histogram blocks: threads and keys per thread per step; at most
   /// histogram_blocks_per_sm blocks per SM.
   static constexpr int histogram_threads = 1024;
