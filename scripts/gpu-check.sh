@@ -131,6 +131,7 @@ shards_of() {  # shards_of TOOL BINARY
     "racecheck gpu_merge_sort") echo 12 ;;
     "racecheck gpu_bitonic_sort") echo 20 ;;
     "racecheck gpu_segmented_sort") echo 6 ;;
+    "racecheck gpu_radix_sort"|"racecheck gpu_radix_sort_pairs") echo 9 ;;  # 3 shards ran past 508 s (2026-11-28)
     "racecheck gpu_"*) echo 3 ;;
     "memcheck gpu_segmented_sort") echo 6 ;;
     "memcheck gpu_segmented_uniform") echo 4 ;;
