@@ -247,11 +247,11 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
   // look-back's barrier on.
   if (t == 0) s.tile = atomicAdd(&control->tiles_taken[pass], 1u);
   __syncthreads();
-  unsigned next = s.tile;
-  fetch(next);
+  unsigned next_tile = s.tile;
+  fetch(next_tile);
 
   for (;;) {
-    const unsigned tile = next;
+    const unsigned tile = next_tile;
     __syncthreads();  // the previous tile's shared memory is free
     if (tile >= tiles) break;
     const unsigned slot = ring.slot(tile);
@@ -386,8 +386,8 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     }
     if (t == 0) s.tile = taken;
     __syncthreads();  // staged, every digit looked back, the next tile taken
-    next = s.tile;
-    fetch(next);  // into s.next: every thread has staged this tile
+    next_tile = s.tile;
+    fetch(next_tile);  // into s.next: every thread has staged this tile
     if (t == 0 && ring.wraps) {  // only a wrapping ring reads them
       cuda::atomic_ref<unsigned, cuda::thread_scope_device> mine(done[slot]);
       mine.store(radix_lookback::done(ring.cycle(tile), plan.parity), cuda::memory_order_release);
