@@ -8,6 +8,8 @@
 // the probe: from its row's probe_from on, keys that look sorted take the
 // locality sort, others the table's sort, with the stable sort's result
 // either way (also where the probe cannot see the disorder).
+#include <unordered_map>
+
 #include <tilesort/device/sort.cuh>
 
 #include "common/device_sort_cases.cuh"
@@ -126,6 +128,49 @@ TEST(Sort, StatsNameTheAlgorithm) {
     CUDA_ASSERT(cudaDeviceSynchronize());
     EXPECT_EQ((tilesort::detail::front_door_choice<std::uint32_t, std::uint32_t, tilesort::less>(n)), stats->algorithm);
   }
+  CUDA_EXPECT(cudaFreeHost(stats));
+}
+
+// u32 keys with 8-byte values (their own row: the radix sort from its
+// radix_from, probed from radix_probe_from): either side of both bounds,
+// random and sorted keys, values that map back to positions; the algorithm
+// that ran is the table's, or the locality sort for sorted keys it probes.
+TEST(Sort, EightByteValuesEitherSideOfTheirRow) {
+  REQUIRE_GPU();
+  using row_value = std::uint64_t;
+  const auto& row = tilesort::detail::sort_choice_for(4, sizeof(row_value));
+  std::vector<std::int64_t> sizes = {row.radix_from - 1, row.radix_from + 5};
+  if (!small_run()) sizes.push_back(row.radix_probe_from + 5);
+  tilesort::sort_stats* stats = nullptr;
+  CUDA_ASSERT(cudaMallocHost(&stats, sizeof *stats));
+  tilesort::sort_options options;
+  options.stats = stats;
+  const auto seed = fresh_seed();
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  for (const std::int64_t n : sizes)
+    for (const distribution d : {distribution::random, distribution::sorted}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " " + name(d));
+      const auto keys = make_keys<std::uint32_t>(n, d, seed + n);
+      std::vector<row_value> values(n);
+      for (std::int64_t i = 0; i < n; ++i) values[i] = row_value(i) * 0x9E3779B97F4A7C15ull;
+      device_buffer<std::uint32_t> k(keys);
+      device_buffer<row_value> v(values);
+      std::memset(stats, 0xA5, sizeof *stats);
+      ASSERT_EQ(cudaSuccess, tilesort::sort_pairs(k.data(), k.data(), v.data(), v.data(), n, tilesort::less{},
+                                                  cudaStream_t(0), options));
+      CUDA_ASSERT(cudaDeviceSynchronize());
+      const bool probed = tilesort::detail::front_door_probes<std::uint32_t, row_value, tilesort::less>(n);
+      const sort_algorithm table = tilesort::detail::front_door_choice<std::uint32_t, row_value, tilesort::less>(n);
+      EXPECT_EQ(probed && d == distribution::sorted ? sort_algorithm::locality : table, stats->algorithm);
+      EXPECT_EQ(n >= row.radix_from ? sort_algorithm::radix : sort_algorithm::merge, table);
+      const auto sorted_values = v.download();
+      std::unordered_map<row_value, std::uint32_t> position;
+      position.reserve(std::size_t(n));
+      for (std::int64_t i = 0; i < n; ++i) position[values[i]] = static_cast<std::uint32_t>(i);
+      std::vector<std::uint32_t> index(n);
+      for (std::int64_t i = 0; i < n; ++i) index[i] = position.at(sorted_values[i]);
+      expect_stable_pairs(keys, k.download(), index, tilesort::less{});
+    }
   CUDA_EXPECT(cudaFreeHost(stats));
 }
 

@@ -46,8 +46,11 @@ TEST(SortChoice, SizesMapToTheirRows) {
   EXPECT_EQ(&sort_choice_table[1], &sort_choice_for(4, 0));
   EXPECT_EQ(&sort_choice_table[2], &sort_choice_for(4, 4));
   EXPECT_EQ(&sort_choice_table[2], &sort_choice_for(1, 4));
-  EXPECT_EQ(&sort_choice_table[3], &sort_choice_for(8, 0));
-  EXPECT_EQ(&sort_choice_table[4], &sort_choice_for(8, 8));
+  EXPECT_EQ(&sort_choice_table[3], &sort_choice_for(4, 8));  // u32 keys with 8-byte values
+  EXPECT_EQ(&sort_choice_table[3], &sort_choice_for(2, 8));
+  EXPECT_EQ(&sort_choice_table[4], &sort_choice_for(8, 0));
+  EXPECT_EQ(&sort_choice_table[5], &sort_choice_for(8, 8));
+  EXPECT_EQ(&sort_choice_table[5], &sort_choice_for(8, 4));
   EXPECT_EQ(&sort_choice_table[rows - 1], &sort_choice_for(16, 0));
 }
 
@@ -239,11 +242,15 @@ TEST(SortChoice, RadixFromItsRowsBound) {
   // Bitonic keys stay bitonic up to their bound even when radix-sortable.
   EXPECT_EQ(sort_algorithm::bitonic, choose_sort_algorithm(1000, 4, 0, true, true));
   EXPECT_EQ(sort_algorithm::radix, choose_sort_algorithm(std::int64_t(1) << 20, 2, 0, false, true));
-  // Where measured (docs/tuning/front_door.md): 4-byte keys alone and with
-  // 4-byte values from 2^20, probed from 2^24; 8-byte keys never.
+  // Where measured (docs/tuning/front_door.md, docs/performance.md): 4-byte
+  // keys alone and with 4- or 8-byte values from 2^20, probed from 2^24;
+  // 8-byte keys never.
   EXPECT_EQ(std::int64_t(1) << 20, sort_choice_for(4, 0).radix_from);
   EXPECT_EQ(std::int64_t(1) << 20, sort_choice_for(4, 4).radix_from);
   EXPECT_EQ(std::int64_t(1) << 24, sort_choice_for(4, 4).radix_probe_from);
+  EXPECT_EQ(std::int64_t(1) << 20, sort_choice_for(4, 8).radix_from);
+  EXPECT_EQ(std::int64_t(1) << 24, sort_choice_for(4, 8).radix_probe_from);
+  EXPECT_EQ(sort_algorithm::radix, choose_sort_algorithm(std::int64_t(1) << 24, 4, 8, false, true));
   EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm(std::int64_t(1) << 24, 8, 8, false, true));
   EXPECT_EQ(sort_algorithm::sample, choose_sort_algorithm(std::int64_t(1) << 26, 8, 0, false, true));
 }
@@ -273,6 +280,7 @@ TEST(SortProbe, FromWhereMeasured) {
   EXPECT_EQ(std::int64_t(1) << 23, sort_choice_for(4, 4).probe_from);
   EXPECT_EQ(std::int64_t(1) << 23, sort_choice_for(8, 0).probe_from);
   EXPECT_EQ(std::int64_t(1) << 22, sort_choice_for(8, 8).probe_from);
+  EXPECT_EQ(std::int64_t(1) << 22, sort_choice_for(4, 8).probe_from);  // as before it had its own row
   EXPECT_FALSE(front_door_probes((std::int64_t(1) << 23) - 1, 4, 0));
   EXPECT_TRUE(front_door_probes(std::int64_t(1) << 22, 8, 4));
 }
