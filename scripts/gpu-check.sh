@@ -131,7 +131,7 @@ shards_of() {  # shards_of TOOL BINARY
     "racecheck gpu_merge_sort") echo 12 ;;
     "racecheck gpu_bitonic_sort") echo 20 ;;
     "racecheck gpu_segmented_sort") echo 6 ;;
-    "racecheck gpu_radix_sort"|"racecheck gpu_radix_sort_pairs") echo 9 ;;  # 3 shards ran past 508 s (2026-11-28)
+    "racecheck gpu_radix_sort"|"racecheck gpu_radix_sort_pairs") echo 9 ;;  # 3 shards ran past 508 s (2026-11-28, before TILESORT_TEST_RACECHECK)
     "racecheck gpu_"*) echo 3 ;;
     "memcheck gpu_segmented_sort") echo 6 ;;
     "memcheck gpu_segmented_uniform") echo 4 ;;
@@ -154,7 +154,7 @@ run_sanitize() {  # run_sanitize TOOL [K/M]
       index=$((index + 1))
       [ $(((index - 1) % m)) -eq $((k - 1)) ] || continue
       log="$OUT/sanitizer/$tool-$(basename "$t")-$s.log"
-      (TILESORT_TEST_SMALL=1 GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$s timeout "$(left)" \
+      (TILESORT_TEST_SMALL=1 TILESORT_TEST_RACECHECK=$([ "$tool" = racecheck ] && echo 1 || echo 0) GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$s timeout "$(left)" \
          compute-sanitizer --tool "$tool" --error-exitcode 9 "$t" \
          "--gtest_filter=-*FailedAllocation*:*ConvenienceOverloadsLeakNothing*" \
          >"$log" 2>&1; echo "$? $((SECONDS - start))" >"$log.rc") &

@@ -45,6 +45,14 @@ inline bool small_run() {
   return v != nullptr && v[0] == '1';
 }
 
+// TILESORT_TEST_RACECHECK=1 marks the racecheck run (with TILESORT_TEST_SMALL):
+// racecheck costs tens of seconds per sort of a few tiles, so the tests that
+// repeat the same kernels on many inputs keep one size and one run of each.
+inline bool racecheck_run() {
+  const char* v = std::getenv("TILESORT_TEST_RACECHECK");
+  return v != nullptr && v[0] == '1';
+}
+
 // __ballot_sync over a group of Ways lanes, on the host: every member's
 // predicate, one after the other (for the multi-lane merge-path searches).
 template <int Ways>
