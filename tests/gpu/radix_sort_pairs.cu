@@ -168,7 +168,8 @@ TEST(RadixSortPairs, SmallRingWrapsManyTimes) {
                                            tilesort::greater{}, run_options{in_place, false, 0});
 }
 
-// Buffers that start off 16-byte alignment (inside larger allocations): the
+// Buffers that start off 16-byte alignment (1 or 3 elements into larger
+// allocations: off for every key size, 8-byte keys included): the
 // onesweep pass then prefetches its tiles item by item (cp.async of 4 or 8
 // bytes) or, for 1- and 2-byte items, by plain copies, instead of in 16-byte
 // pieces. Keys alone and with their positions, several tiles.
@@ -185,21 +186,21 @@ void check_unaligned(std::uint64_t seed) {
   CUDA_ASSERT(cudaMemcpy(keys_in.data() + 1, keys.data(), n * sizeof(Key), cudaMemcpyHostToDevice));
   CUDA_ASSERT(cudaMemcpy(values_in.data() + 3, positions.data(), n * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
   std::size_t bytes = 0;
-  CUDA_ASSERT(tilesort::radix_sort_pairs(nullptr, bytes, keys_in.data() + 1, keys_out.data() + 2, values_in.data() + 3,
+  CUDA_ASSERT(tilesort::radix_sort_pairs(nullptr, bytes, keys_in.data() + 1, keys_out.data() + 3, values_in.data() + 3,
                                          values_out.data() + 1, n, tilesort::less{}, 0));
   device_buffer<unsigned char> temp(bytes);
-  CUDA_ASSERT(tilesort::radix_sort_pairs(temp.data(), bytes, keys_in.data() + 1, keys_out.data() + 2,
+  CUDA_ASSERT(tilesort::radix_sort_pairs(temp.data(), bytes, keys_in.data() + 1, keys_out.data() + 3,
                                          values_in.data() + 3, values_out.data() + 1, n, tilesort::less{}, 0));
   std::vector<Key> sorted(n);
   std::vector<std::uint32_t> index(n);
-  CUDA_ASSERT(cudaMemcpy(sorted.data(), keys_out.data() + 2, n * sizeof(Key), cudaMemcpyDeviceToHost));
+  CUDA_ASSERT(cudaMemcpy(sorted.data(), keys_out.data() + 3, n * sizeof(Key), cudaMemcpyDeviceToHost));
   CUDA_ASSERT(cudaMemcpy(index.data(), values_out.data() + 1, n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
   expect_stable_pairs(keys, sorted, index, tilesort::less{});
-  CUDA_ASSERT(tilesort::radix_sort_keys(nullptr, bytes, keys_in.data() + 1, keys_out.data() + 2, n, tilesort::less{}, 0));
+  CUDA_ASSERT(tilesort::radix_sort_keys(nullptr, bytes, keys_in.data() + 1, keys_out.data() + 3, n, tilesort::less{}, 0));
   device_buffer<unsigned char> keys_temp(bytes);
   CUDA_ASSERT(
-      tilesort::radix_sort_keys(keys_temp.data(), bytes, keys_in.data() + 1, keys_out.data() + 2, n, tilesort::less{}, 0));
-  CUDA_ASSERT(cudaMemcpy(sorted.data(), keys_out.data() + 2, n * sizeof(Key), cudaMemcpyDeviceToHost));
+      tilesort::radix_sort_keys(keys_temp.data(), bytes, keys_in.data() + 1, keys_out.data() + 3, n, tilesort::less{}, 0));
+  CUDA_ASSERT(cudaMemcpy(sorted.data(), keys_out.data() + 3, n * sizeof(Key), cudaMemcpyDeviceToHost));
   expect_stable_sorted(keys, sorted, tilesort::less{});
 }
 

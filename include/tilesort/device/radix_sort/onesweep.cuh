@@ -309,12 +309,18 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     // its digit, then its place << 8 | digit.
     static_assert(Policy::radix_bits == 8 && tile_items < (1 << 23), "a word holds a place and a digit");
     const int left = valid - first;  // this lane's keys: i x 32 < left
+    // This lane's key i: from the prefetch buffer, or loaded above.
+    const auto key_of = [&](int i) -> Key {
+      if constexpr (prefetch) {
+        return s.next_keys()[first + i * 32];
+      } else {
+        return keys[i];
+      }
+    };
     int item[items];
     TILESORT_UNROLL
     for (int i = 0; i < items; ++i)
-      item[i] = i * 32 < left ? static_cast<int>(radix_digit<Policy::radix_bits>(
-                                    image(prefetch ? s.next_keys()[first + i * 32] : keys[i]), pass))
-                              : 0;
+      item[i] = i * 32 < left ? static_cast<int>(radix_digit<Policy::radix_bits>(image(key_of(i)), pass)) : 0;
     if (valid == tile_items) {
       radix_count_warp<items, false>(item, left, s.counts(warp));
     } else {
@@ -361,7 +367,7 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     TILESORT_UNROLL
     for (int i = 0; i < items; ++i) {
       if (i * 32 < left) {
-        s.keys()[item[i] >> 8] = prefetch ? s.next_keys()[first + i * 32] : keys[i];
+        s.keys()[item[i] >> 8] = key_of(i);
         if constexpr (pairs && prefetch) {
           const int from = first + i * 32;
           s.values()[item[i] >> 8] = values_src != nullptr ? s.next_values()[from] : buffers.generated(tile_base + from);
