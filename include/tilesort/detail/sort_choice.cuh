@@ -95,8 +95,8 @@ inline constexpr sort_choice_row sort_choice_table[] = {
     // 4-byte keys with 4-byte values: the sample sort wins from 2^25; probe from 2^23; the
     // radix sort wins from 2^20, probed from 2^24.
     {4, 4, std::int64_t(1) << 25, 0, std::int64_t(1) << 23, std::int64_t(1) << 20, std::int64_t(1) << 24},
-    // 4-byte keys with 8-byte values: the merge sort, the radix sort from 2^20 (u32 + u64, H200:
-    // 99.7 against 113.4 µs at 2^20, 825 against 1450 at 2^24), probed from 2^24 as above.
+    // 4-byte keys with 8-byte values: the merge sort, the radix sort from 2^20 (it wins from
+    // there: docs/tuning/front_door.md), probed from 2^24 as above.
     {4, 8, sample_never, 0, std::int64_t(1) << 22, std::int64_t(1) << 20, std::int64_t(1) << 24},
     // 8-byte keys: the bitonic sort wins up to 2^13, the sample sort from 2^25; probe from
     // 2^23; the radix sort loses to them on random keys (0.73-0.93x), so never here.
