@@ -190,6 +190,11 @@ struct key_maker<std::uint32_t> {
   __host__ __device__ static std::uint32_t ordinal(std::uint64_t o, std::uint64_t) { return std::uint32_t(o); }
 };
 template <>
+struct key_maker<std::int32_t> {
+  __host__ __device__ static std::int32_t random(std::uint64_t h) { return std::int32_t(h >> 32); }
+  __host__ __device__ static std::int32_t ordinal(std::uint64_t o, std::uint64_t) { return std::int32_t(o); }
+};
+template <>
 struct key_maker<std::uint64_t> {
   __host__ __device__ static std::uint64_t random(std::uint64_t h) { return h; }
   __host__ __device__ static std::uint64_t ordinal(std::uint64_t o, std::uint64_t) { return o; }
