@@ -16,6 +16,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -38,20 +39,20 @@ inline bool have_gpu() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
-// TILESORT_TEST_SMALL=1 marks the compute-sanitizer run: tests keep their
-// sizes small (at most a few tiles) and skip the huge cases.
-inline bool small_run() {
-  const char* v = std::getenv("TILESORT_TEST_SMALL");
+// Whether the environment variable `name` is set to 1.
+inline bool env_flag(const char* name) {
+  const char* v = std::getenv(name);
   return v != nullptr && v[0] == '1';
 }
+
+// TILESORT_TEST_SMALL=1 marks the compute-sanitizer run: tests keep their
+// sizes small (at most a few tiles) and skip the huge cases.
+inline bool small_run() { return env_flag("TILESORT_TEST_SMALL"); }
 
 // TILESORT_TEST_RACECHECK=1 marks the racecheck run (with TILESORT_TEST_SMALL):
 // racecheck costs tens of seconds per sort of a few tiles, so the tests that
 // repeat the same kernels on many inputs keep one size and one run of each.
-inline bool racecheck_run() {
-  const char* v = std::getenv("TILESORT_TEST_RACECHECK");
-  return v != nullptr && v[0] == '1';
-}
+inline bool racecheck_run() { return env_flag("TILESORT_TEST_RACECHECK"); }
 
 // __ballot_sync over a group of Ways lanes, on the host: every member's
 // predicate, one after the other (for the multi-lane merge-path searches).
@@ -459,6 +460,24 @@ void expect_stable_pairs(const std::vector<Key>& keys_in, const std::vector<Key>
       return;
     }
   }
+}
+
+// Distinct 8-byte values that stand for their input positions (the position
+// times an odd constant), and the positions that such values, sorted with
+// their keys, came from (each must be one of `tags`: .at throws otherwise).
+inline std::vector<std::uint64_t> position_tags(std::int64_t n) {
+  std::vector<std::uint64_t> tags(n);
+  for (std::int64_t i = 0; i < n; ++i) tags[i] = std::uint64_t(i) * 0x9E3779B97F4A7C15ull;
+  return tags;
+}
+inline std::vector<std::uint32_t> tagged_positions(const std::vector<std::uint64_t>& tags,
+                                                   const std::vector<std::uint64_t>& sorted) {
+  std::unordered_map<std::uint64_t, std::uint32_t> position;
+  position.reserve(tags.size());
+  for (std::size_t i = 0; i < tags.size(); ++i) position[tags[i]] = static_cast<std::uint32_t>(i);
+  std::vector<std::uint32_t> index(sorted.size());
+  for (std::size_t i = 0; i < sorted.size(); ++i) index[i] = position.at(sorted[i]);
+  return index;
 }
 
 }  // namespace tilesort_test

@@ -7,7 +7,6 @@
 // capture, every error path, a failed allocation; and a wrapping look-back
 // ring for pairs.
 #include <numeric>
-#include <unordered_map>
 
 #include <tilesort/device/merge_sort.cuh>
 #include <tilesort/device/radix_sort.cuh>
@@ -64,23 +63,13 @@ TEST(RadixSortPairs, EightByteValues) {
     for (const bool in_place : {false, true}) {
       const run_options o{in_place, false, 0};
       SCOPED_TRACE(describe(n, o));
-      std::vector<std::uint64_t> values(n);
-      for (std::int64_t i = 0; i < n; ++i) values[i] = std::uint64_t(i) * 0x9E3779B97F4A7C15ull;
+      const auto values = position_tags(n);
       const auto k32 = make_keys<std::uint32_t>(n, distribution::random, seed + n);
       const auto k64 = make_keys<std::uint64_t>(n, distribution::random, seed + n);
       const auto [keys32, values32] = device_sort_pairs<radix_sorter>(k32, values, tilesort::less{}, o);
       const auto [keys64, values64] = device_sort_pairs<radix_sorter>(k64, values, tilesort::less{}, o);
-      // The values are distinct: map each back to its position.
-      std::unordered_map<std::uint64_t, std::uint32_t> position;
-      position.reserve(std::size_t(n));
-      for (std::int64_t i = 0; i < n; ++i) position[values[i]] = static_cast<std::uint32_t>(i);
-      std::vector<std::uint32_t> index32(n), index64(n);
-      for (std::int64_t i = 0; i < n; ++i) {
-        index32[i] = position.at(values32[i]);
-        index64[i] = position.at(values64[i]);
-      }
-      expect_stable_pairs(k32, keys32, index32, tilesort::less{});
-      expect_stable_pairs(k64, keys64, index64, tilesort::less{});
+      expect_stable_pairs(k32, keys32, tagged_positions(values, values32), tilesort::less{});
+      expect_stable_pairs(k64, keys64, tagged_positions(values, values64), tilesort::less{});
     }
 }
 

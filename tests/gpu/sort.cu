@@ -8,8 +8,6 @@
 // the probe: from its row's probe_from on, keys that look sorted take the
 // locality sort, others the table's sort, with the stable sort's result
 // either way (also where the probe cannot see the disorder).
-#include <unordered_map>
-
 #include <tilesort/device/sort.cuh>
 
 #include "common/device_sort_cases.cuh"
@@ -151,8 +149,7 @@ TEST(Sort, EightByteValuesEitherSideOfTheirRow) {
     for (const distribution d : {distribution::random, distribution::sorted}) {
       SCOPED_TRACE("n=" + std::to_string(n) + " " + name(d));
       const auto keys = make_keys<std::uint32_t>(n, d, seed + n);
-      std::vector<row_value> values(n);
-      for (std::int64_t i = 0; i < n; ++i) values[i] = row_value(i) * 0x9E3779B97F4A7C15ull;
+      const std::vector<row_value> values = position_tags(n);
       device_buffer<std::uint32_t> k(keys);
       device_buffer<row_value> v(values);
       std::memset(stats, 0xA5, sizeof *stats);
@@ -163,13 +160,7 @@ TEST(Sort, EightByteValuesEitherSideOfTheirRow) {
       const sort_algorithm table = tilesort::detail::front_door_choice<std::uint32_t, row_value, tilesort::less>(n);
       EXPECT_EQ(probed && d == distribution::sorted ? sort_algorithm::locality : table, stats->algorithm);
       EXPECT_EQ(n >= row.radix_from ? sort_algorithm::radix : sort_algorithm::merge, table);
-      const auto sorted_values = v.download();
-      std::unordered_map<row_value, std::uint32_t> position;
-      position.reserve(std::size_t(n));
-      for (std::int64_t i = 0; i < n; ++i) position[values[i]] = static_cast<std::uint32_t>(i);
-      std::vector<std::uint32_t> index(n);
-      for (std::int64_t i = 0; i < n; ++i) index[i] = position.at(sorted_values[i]);
-      expect_stable_pairs(keys, k.download(), index, tilesort::less{});
+      expect_stable_pairs(keys, k.download(), tagged_positions(values, v.download()), tilesort::less{});
     }
   CUDA_EXPECT(cudaFreeHost(stats));
 }
