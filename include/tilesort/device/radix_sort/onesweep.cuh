@@ -309,12 +309,21 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     // its digit, then its place << 8 | digit.
     static_assert(Policy::radix_bits == 8 && tile_items < (1 << 23), "a word holds a place and a digit");
     const int left = valid - first;  // this lane's keys: i x 32 < left
-    // This lane's key i: from the prefetch buffer, or loaded above.
+    // This lane's key i and value i: from the prefetch buffer (values
+    // there, or made: positions), or loaded above.
     const auto key_of = [&](int i) -> Key {
       if constexpr (prefetch) {
         return s.next_keys()[first + i * 32];
       } else {
         return keys[i];
+      }
+    };
+    const auto value_of = [&](int i) -> Value {
+      if constexpr (prefetch) {
+        const int from = first + i * 32;
+        return values_src != nullptr ? s.next_values()[from] : buffers.generated(tile_base + from);
+      } else {
+        return values[i];
       }
     };
     int item[items];
@@ -368,12 +377,7 @@ __global__ void __launch_bounds__(Policy::threads, Policy::blocks_per_sm)
     for (int i = 0; i < items; ++i) {
       if (i * 32 < left) {
         s.keys()[item[i] >> 8] = key_of(i);
-        if constexpr (pairs && prefetch) {
-          const int from = first + i * 32;
-          s.values()[item[i] >> 8] = values_src != nullptr ? s.next_values()[from] : buffers.generated(tile_base + from);
-        } else if constexpr (pairs) {
-          s.values()[item[i] >> 8] = values[i];
-        }
+        if constexpr (pairs) s.values()[item[i] >> 8] = value_of(i);
       }
     }
 
