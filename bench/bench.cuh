@@ -135,8 +135,10 @@ struct device_info {
 
 // few: 16 distinct values; equal: one; zipf: ranks r >= 1 with P(rank <= r)
 // about log(r) / log(2^20) (a heavy head), hashed to keys; bits20: 20 random
-// low bits, the rest zero.
-enum class dist { random, sorted, reversed, few, nearly, equal, zipf, bits20 };
+// low bits, the rest zero. For the radix sort's buckets, random keys whose
+// bits' top byte is 0x80 (top1: one top bucket) or 0x40 or 0x80 (top2), and
+// lowbit: one bit pattern but its lowest bit random.
+enum class dist { random, sorted, reversed, few, nearly, equal, zipf, bits20, top1, top2, lowbit };
 bool parse_dist(const std::string& s, dist& out);
 const char* dist_name(dist d);
 
@@ -248,6 +250,22 @@ __host__ __device__ inline K make_key(dist d, std::int64_t i, std::int64_t n, st
       return key_maker<K>::random(mix64(rank));
     }
     case dist::bits20: return key_maker<K>::ordinal(h & 0xfffff, h);
+    case dist::top1:
+    case dist::top2:
+    case dist::lowbit: {
+      K key = key_maker<K>::random(h);
+      std::uint64_t bits = 0;
+      memcpy(&bits, &key, sizeof(K));
+      const int top = 8 * int(sizeof(K)) - 8;
+      if (d == dist::lowbit) {
+        bits = (0x5a5a5a5a5a5a5a5aull & ~std::uint64_t(1)) | (h >> 63);
+      } else {
+        const std::uint64_t byte = d == dist::top1 || (h & 1) ? 0x80 : 0x40;
+        bits = (bits & ~(std::uint64_t(0xff) << top)) | byte << top;
+      }
+      memcpy(&key, &bits, sizeof(K));
+      return key;
+    }
     case dist::random:
     default: return key_maker<K>::random(h);
   }

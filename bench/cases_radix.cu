@@ -4,7 +4,9 @@
 // Each row's note gives the temp storage of that call. Types: u8, u16, u32,
 // i32, u64, f16, bf16, f32, f64 keys; pairs32 (u32/u32), pairs32_64 (u32 keys,
 // u64 values: an index payload), pairs64 (u64/u64). Distributions: random,
-// sorted, reversed, few (16 values), equal, zipf, bits20 (20 random low bits).
+// sorted, reversed, few (16 values), equal, zipf, bits20 (20 random low bits),
+// top1 / top2 (every key in one or two top-byte buckets), lowbit (keys that
+// differ in the lowest bit only).
 // Sizes 2^10..2^28 (default 2^16, 2^20, 2^22, 2^24, 2^26, 2^28). The bound
 // is an LSD radix sort's traffic with every 8-bit digit: one read of the
 // keys for the histogram, then a read and a write of every item per digit.
@@ -112,7 +114,8 @@ void add_radix_cases(const options& opt, std::vector<bench_case>& cases) {
       opt.sizes_or({pow2(16), pow2(20), pow2(22), pow2(24), pow2(26), pow2(28)});
   for (const auto& t : kRadixTypes)
     for (std::int64_t n : sizes)
-      for (dist d : {dist::random, dist::sorted, dist::reversed, dist::few, dist::equal, dist::zipf, dist::bits20})
+      for (dist d : {dist::random, dist::sorted, dist::reversed, dist::few, dist::equal, dist::zipf, dist::bits20,
+                     dist::top1, dist::top2, dist::lowbit})
         if (d != dist::bits20 || t.wide) add(t, n, d);
 }
 

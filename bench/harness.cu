@@ -235,7 +235,10 @@ bool parse_dist(const std::string& s, dist& out) {
                                                        {"nearly", dist::nearly},
                                                        {"equal", dist::equal},
                                                        {"zipf", dist::zipf},
-                                                       {"bits20", dist::bits20}};
+                                                       {"bits20", dist::bits20},
+                                                       {"top1", dist::top1},
+                                                       {"top2", dist::top2},
+                                                       {"lowbit", dist::lowbit}};
   for (const auto& [name, d] : names)
     if (s == name) {
       out = d;
@@ -254,6 +257,9 @@ const char* dist_name(dist d) {
     case dist::equal: return "equal";
     case dist::zipf: return "zipf";
     case dist::bits20: return "bits20";
+    case dist::top1: return "top1";
+    case dist::top2: return "top2";
+    case dist::lowbit: return "lowbit";
   }
   return "?";
 }

@@ -248,7 +248,7 @@ TEST(RadixPlan, LayoutIsAlignedDisjointAndSmall) {
                                std::int64_t(1) << 20, std::int64_t(1) << 24, std::int64_t(1) << 28,
                                (std::int64_t(1) << 34) + 3}) {
     SCOPED_TRACE(n);
-    const radix_sort_shape shape{policy::tile_items, policy::ring_tiles, policy::window, 4};
+    const radix_sort_shape shape{policy::tile_items, policy::ring_tiles, policy::window, 4, {}};
     const radix_sort_plan plan = make_radix_sort_plan(n, 4, 4, shape);
     EXPECT_EQ(ceil_div(n, policy::tile_items), plan.tiles);
     EXPECT_EQ(std::min<std::int64_t>(plan.tiles, policy::ring_tiles), std::int64_t(plan.ring.slots));
@@ -271,6 +271,75 @@ TEST(RadixPlan, LayoutIsAlignedDisjointAndSmall) {
   }
 }
 
+// The hybrid plan: the bucket starts inside the zeroed bytes (empty
+// buckets unless the sort writes them), the bucket sort's temp after them.
+TEST(RadixPlan, HybridLayoutZeroesTheBucketStarts) {
+  using policy = tilesort::radix_sort_policy<8, 0>;
+  for (const int digits : {1, 2}) {
+    const std::int64_t n = std::int64_t(1) << 24;
+    const radix_sort_shape shape{policy::tile_items, policy::ring_tiles, policy::window, 8,
+                                 radix_hybrid_limits{digits, policy::largest_bucket}};
+    const std::size_t bucket_bytes = 12345;
+    const radix_sort_plan plan = make_radix_sort_plan(n, 8, 0, shape, bucket_bytes);
+    EXPECT_EQ(std::int64_t(1) << (8 * digits), plan.buckets);
+    EXPECT_GE(plan.offsets_offset, plan.done_offset + std::size_t(plan.ring.slots) * 4);
+    EXPECT_LE(plan.zero_offset, plan.offsets_offset);
+    EXPECT_GE(plan.zero_offset + plan.zero_bytes, plan.offsets_offset + std::size_t(plan.buckets + 1) * 8);
+    EXPECT_GE(plan.buckets_offset, plan.zero_offset + plan.zero_bytes);
+    EXPECT_EQ(plan.total_bytes, plan.buckets_offset + align_temp(bucket_bytes));
+  }
+  const radix_sort_shape lsd{policy::tile_items, policy::ring_tiles, policy::window, 8, {}};
+  const radix_sort_plan plain = make_radix_sort_plan(1000, 8, 0, lsd, 12345);
+  EXPECT_EQ(0, plain.buckets);
+  EXPECT_EQ(plain.total_bytes, plain.zero_offset + plain.zero_bytes) << "no bucket temp without buckets";
+}
+
+// The choice between LSD and buckets from each digit's largest bin.
+TEST(RadixChooseBuckets, TopVaryingDigitsWhenTheKeysSpread) {
+  const std::int64_t n = std::int64_t(1) << 24;
+  bool run[8] = {};
+  int digit[radix_bucket_digits] = {-1, -1};
+  const bool all[8] = {true, true, true, true, true, true, true, true};
+  std::int64_t spread[8];
+  for (auto& l : spread) l = n / 256 + 1000;
+  // Random 8-byte keys: the top two digits, LSD passes over them alone.
+  ASSERT_TRUE(radix_choose_buckets(all, spread, 8, n, radix_hybrid_limits{2, 8192}, run, digit));
+  EXPECT_EQ(7, digit[0]);
+  EXPECT_EQ(6, digit[1]);
+  for (int p = 0; p < 8; ++p) EXPECT_EQ(p >= 6, run[p]) << p;
+  // One digit.
+  ASSERT_TRUE(radix_choose_buckets(all, spread, 8, n, radix_hybrid_limits{1, 1 << 20}, run, digit));
+  EXPECT_EQ(7, digit[0]);
+  for (int p = 0; p < 8; ++p) EXPECT_EQ(p == 7, run[p]) << p;
+  // Constant digits (the top three, and digit 4) are not bucket digits.
+  const bool some[8] = {true, true, true, true, false, true, false, false};
+  ASSERT_TRUE(radix_choose_buckets(some, spread, 8, n, radix_hybrid_limits{2, 8192}, run, digit));
+  EXPECT_EQ(5, digit[0]);
+  EXPECT_EQ(3, digit[1]);
+  for (int p = 0; p < 8; ++p) EXPECT_EQ(p == 5 || p == 3, run[p]) << p;
+  // Skewed top digit: the estimated largest bucket (n x 1/2 x ~1/256) is
+  // too big: LSD, every varying digit runs.
+  std::int64_t skewed[8];
+  for (auto& l : skewed) l = n / 256 + 1000;
+  skewed[7] = n / 2;
+  EXPECT_FALSE(radix_choose_buckets(all, skewed, 8, n, radix_hybrid_limits{2, 8192}, run, digit));
+  for (int p = 0; p < 8; ++p) EXPECT_TRUE(run[p]) << p;
+  EXPECT_TRUE(radix_choose_buckets(all, skewed, 8, n, radix_hybrid_limits{2, 40000}, run, digit));
+  // As many varying digits as bucket digits, or none allowed: LSD.
+  const bool two[8] = {true, false, false, false, false, false, false, true};
+  EXPECT_FALSE(radix_choose_buckets(two, spread, 8, n, radix_hybrid_limits{2, 1 << 30}, run, digit));
+  EXPECT_TRUE(run[0] && run[7] && !run[3]);
+  EXPECT_FALSE(radix_choose_buckets(all, spread, 8, n, radix_hybrid_limits{0, 1 << 30}, run, digit));
+}
+
+TEST(RadixChooseBuckets, BucketOfAnImage) {
+  const int digits[2] = {3, 1};
+  EXPECT_EQ(0xab, radix_bucket_of(std::uint32_t(0xab00ff00u), digits, 1));
+  EXPECT_EQ(0xabff, radix_bucket_of(std::uint32_t(0xab00ff00u), digits, 2));
+  const int wide[2] = {7, 6};
+  EXPECT_EQ(0xfedc, radix_bucket_of(std::uint64_t(0xfedcba9876543210ull), wide, 2));
+}
+
 TEST(RadixPlan, RingWaitCoversTheSlotsPreviousReaders) {
   const unsigned ring = 16384;
   const int window = 512;
@@ -287,24 +356,33 @@ TEST(RadixPlan, RingWaitCoversTheSlotsPreviousReaders) {
 // The whole sort on the host from the schedule: the histogram's counts and
 // starts, skipped digits, a stable scatter per executed pass in tile order
 // (what look-back computes), the buffers the schedule names, and the copy.
+// With `hybrid`: the histogram's choice (radix_choose_buckets), the passes
+// it keeps, the bucket starts as radix_bucket_starts_kernel finds them, and
+// a stable sort of each bucket by image (the segmented sort's result).
 template <typename Key, bool Descending>
-std::vector<Key> simulate(const std::vector<Key>& in, bool in_place, int tile) {
+std::vector<Key> simulate(const std::vector<Key>& in, bool in_place, int tile, radix_hybrid_limits hybrid = {},
+                          bool* chose_buckets = nullptr) {
   const radix_native_image<Key, Descending> image;
   const int passes = int(sizeof(Key));
   const std::int64_t n = std::int64_t(in.size());
   std::vector<Key> input = in, output(in_place ? 0 : n), alternate(n);
   std::vector<Key>& out = in_place ? input : output;
   const auto buffer = [&](int b) -> std::vector<Key>& { return b == radix_input ? input : b == radix_output ? out : alternate; };
-  bool varies[radix_max_passes] = {};
+  bool varies[radix_max_passes] = {}, run[radix_max_passes] = {};
+  std::int64_t largest[radix_max_passes] = {};
   std::vector<std::int64_t> starts(passes * 256);
   for (int p = 0; p < passes; ++p) {
     std::vector<std::int64_t> count(256);
     for (const Key& k : in) ++count[radix_digit<8>(image(k), p)];
     varies[p] = std::none_of(count.begin(), count.end(), [&](std::int64_t c) { return c == n; });
+    largest[p] = *std::max_element(count.begin(), count.end());
     std::exclusive_scan(count.begin(), count.end(), starts.begin() + p * 256, std::int64_t(0));
   }
   radix_schedule s{};
-  radix_schedule_passes(varies, passes, in_place, s);
+  int bucket_digit[radix_bucket_digits] = {};
+  const bool buckets = radix_choose_buckets(varies, largest, passes, n, hybrid, run, bucket_digit);
+  if (chose_buckets != nullptr) *chose_buckets = buckets;
+  radix_schedule_passes(run, passes, in_place, s);
   for (int p = 0; p < passes; ++p) {
     if (!s.pass[p].executed) continue;
     const std::vector<Key> src = buffer(s.pass[p].source);  // a snapshot: tiles read before anyone writes
@@ -324,6 +402,22 @@ std::vector<Key> simulate(const std::vector<Key>& in, bool in_place, int tile) {
     const std::vector<Key> src = buffer(s.copy_source);
     out = src;
   }
+  if (buckets) {
+    const int digits = hybrid.bucket_digits;
+    const std::int64_t count = std::int64_t(1) << (8 * digits);
+    std::vector<std::int64_t> bucket_start(count + 1, -1);
+    for (std::int64_t i = 0; i <= n; ++i) {
+      const std::int64_t mine = i < n ? radix_bucket_of(image(out[i]), bucket_digit, digits) : count;
+      const std::int64_t left = i > 0 ? radix_bucket_of(image(out[i - 1]), bucket_digit, digits) : -1;
+      EXPECT_LE(left, mine) << "buckets in order at " << i;
+      for (std::int64_t b = left + 1; b <= mine; ++b) bucket_start[b] = i;
+    }
+    EXPECT_TRUE(std::none_of(bucket_start.begin(), bucket_start.end(), [](std::int64_t b) { return b < 0; }))
+        << "every bucket's start is written";
+    for (std::int64_t b = 0; b < count; ++b)
+      std::stable_sort(out.begin() + bucket_start[b], out.begin() + bucket_start[b + 1],
+                       [&](const Key& x, const Key& y) { return image(x) < image(y); });
+  }
   return out;
 }
 
@@ -331,12 +425,16 @@ template <typename Key, bool Descending, typename Compare>
 void expect_simulation_sorts(const std::vector<Key>& keys, Compare comp) {
   std::vector<Key> expected = keys;
   std::stable_sort(expected.begin(), expected.end(), comp);
-  for (const bool in_place : {false, true}) {
-    SCOPED_TRACE(in_place ? "in place" : "copy");
-    const std::vector<Key> got = simulate<Key, Descending>(keys, in_place, 1000);
-    ASSERT_EQ(expected.size(), got.size());
-    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(to_bits(expected[i]), to_bits(got[i])) << i;
-  }
+  const std::int64_t everything = std::int64_t(1) << 40;
+  for (const bool in_place : {false, true})
+    for (const radix_hybrid_limits hybrid : {radix_hybrid_limits{0, 0}, radix_hybrid_limits{1, everything},
+                                             radix_hybrid_limits{2, everything}, radix_hybrid_limits{2, 64}}) {
+      SCOPED_TRACE(std::string(in_place ? "in place" : "copy") + ", bucket digits " +
+                   std::to_string(hybrid.bucket_digits) + " up to " + std::to_string(hybrid.largest_bucket));
+      const std::vector<Key> got = simulate<Key, Descending>(keys, in_place, 1000, hybrid);
+      ASSERT_EQ(expected.size(), got.size());
+      for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(to_bits(expected[i]), to_bits(got[i])) << i;
+    }
 }
 
 TEST(RadixSimulation, SortsLikeStableSort) {
@@ -360,6 +458,28 @@ TEST(RadixSimulation, SortsLikeStableSort) {
   expect_simulation_sorts<std::uint64_t, true>(small, tilesort::greater{});
   expect_simulation_sorts<std::uint64_t, false>(high, tilesort::less{});
   expect_simulation_sorts<std::uint64_t, false>(std::vector<std::uint64_t>(100, 42), tilesort::less{});
+  // Buckets: all keys in one top bucket, two top buckets, the lowest bit.
+  std::vector<std::uint32_t> one(5000), two(5000), lowest(5000);
+  for (auto& k : one) k = 0x80000000u | std::uint32_t(rng() & 0xffff);
+  for (auto& k : two) k = (rng() & 1 ? 0x80000000u : 0x40000000u) | std::uint32_t(rng() & 0xfffff);
+  for (auto& k : lowest) k = 0x5a5a5a5au | std::uint32_t(rng() & 1);
+  for (const auto* keys : {&one, &two, &lowest}) {
+    expect_simulation_sorts<std::uint32_t, false>(*keys, tilesort::less{});
+    expect_simulation_sorts<std::uint32_t, true>(*keys, tilesort::greater{});
+  }
+}
+
+// Random keys take buckets where allowed; skewed ones stay LSD.
+TEST(RadixSimulation, ChoosesBucketsForSpreadKeys) {
+  std::mt19937_64 rng(fresh_seed());
+  std::vector<std::uint64_t> spread(1 << 16), skewed(1 << 16);
+  for (auto& k : spread) k = rng();
+  for (auto& k : skewed) k = rng() % 4 == 0 ? rng() : 0x7700000000000000ull | (rng() & 0xffffffff);
+  bool chose = false;
+  simulate<std::uint64_t, false>(spread, false, 1000, radix_hybrid_limits{2, 64}, &chose);
+  EXPECT_TRUE(chose);
+  simulate<std::uint64_t, false>(skewed, false, 1000, radix_hybrid_limits{2, 64}, &chose);
+  EXPECT_FALSE(chose);
 }
 
 }  // namespace

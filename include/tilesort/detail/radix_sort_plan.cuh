@@ -57,6 +57,8 @@ struct radix_schedule {
   int executed;          // passes that move keys
   int copy_source;       // after the passes: copy this buffer to the output (radix_none: no copy)
   int copy_after_last;   // the copy must wait for the last launched pass (it executed)
+  int buckets;           // 1: the passes sort by bucket digits alone, the buckets are sorted next
+  int bucket_digit[2];   // the bucket digits, most significant first (radix_bucket_digits of them)
 };
 
 // The schedule of `passes` digit passes, `varies[p]` false where digit p is
@@ -87,6 +89,61 @@ TILESORT_HD void radix_schedule_passes(const bool* varies, int passes, bool in_p
     s.copy_source = previous == radix_output ? radix_none : previous;
   }
   s.copy_after_last = s.copy_source != radix_none && passes > 0 && varies[passes - 1] ? 1 : 0;
+}
+
+// Hybrid sort. From the policy's hybrid_min_keys on, the plan allows
+// `bucket_digits` (1 or 2) digits per bucket. Then, where the histogram
+// shows that the keys spread over the buckets, only the top bucket_digits
+// varying digits get passes (least significant first, as before), which
+// leaves every run of keys that share those digits (a bucket) contiguous and
+// in input order; each bucket is then sorted on its own, all its bits, on
+// chip (device/radix_sort/buckets.cuh). The digits between and above the
+// bucket digits are the same in every key, so bucket order is key order.
+// Where the keys do not spread (the estimated largest bucket, the product of
+// each bucket digit's largest bin share times n, exceeds
+// `largest_bucket`), or fewer digits vary than bucket_digits + 1, the sort
+// stays LSD: `run` = `varies`.
+inline constexpr int radix_bucket_digits = 2;
+
+struct radix_hybrid_limits {
+  int bucket_digits = 0;            // 0: LSD only
+  std::int64_t largest_bucket = 0;  // keys the estimated largest bucket may hold
+};
+
+// Chooses the passes to run from the histogram: `varies[p]`, `largest[p]`
+// (the largest bin count of digit p). Writes run[p] and, when it returns
+// true (hybrid), bucket_digit (most significant first).
+TILESORT_HD bool radix_choose_buckets(const bool* varies, const std::int64_t* largest, int passes, std::int64_t n,
+                                      const radix_hybrid_limits& limits, bool* run, int* bucket_digit) {
+  int varying = 0;
+  for (int p = 0; p < passes; ++p) {
+    run[p] = varies[p];
+    varying += varies[p] ? 1 : 0;
+  }
+  if (limits.bucket_digits <= 0 || varying <= limits.bucket_digits || n <= 0) return false;
+  int chosen[radix_bucket_digits] = {};
+  double largest_bucket = static_cast<double>(n);
+  for (int p = passes - 1, k = 0; p >= 0 && k < limits.bucket_digits; --p) {
+    if (!varies[p]) continue;
+    chosen[k++] = p;
+    largest_bucket *= static_cast<double>(largest[p]) / static_cast<double>(n);
+  }
+  if (largest_bucket > static_cast<double>(limits.largest_bucket)) return false;
+  for (int p = 0; p < passes; ++p) run[p] = false;
+  for (int k = 0; k < limits.bucket_digits; ++k) {
+    run[chosen[k]] = true;
+    bucket_digit[k] = chosen[k];
+  }
+  return true;
+}
+
+// The bucket of a key's image: its bucket digits side by side (8 bits each).
+template <typename Bits>
+TILESORT_HD std::int64_t radix_bucket_of(Bits bits, const int* bucket_digit, int digits) {
+  std::int64_t bucket = 0;
+  for (int k = 0; k < digits; ++k)
+    bucket = bucket << 8 | static_cast<std::int64_t>((static_cast<std::uint64_t>(bits) >> (8 * bucket_digit[k])) & 0xffu);
+  return bucket;
 }
 
 // The look-back word of one (tile, digit).
@@ -149,6 +206,7 @@ struct radix_sort_shape {
   int ring_tiles;   // look-back ring length in tiles once it wraps (a power of two, at least 2 x window)
   int window;       // look-back window in tiles
   int passes;       // digit passes of the key image
+  radix_hybrid_limits hybrid;  // from the policy and n (bucket_digits 0: LSD only)
 };
 
 // Temp storage: the alternate keys and values, the control block (the
@@ -162,6 +220,10 @@ struct radix_sort_plan {
   std::size_t keys_offset = 0, values_offset = 0;
   std::size_t control_offset = 0, ring_offset = 0, done_offset = 0;
   std::size_t zero_offset = 0, zero_bytes = 0;
+  radix_hybrid_limits hybrid;  // bucket_digits 0: LSD only
+  std::int64_t buckets = 0;    // 256^bucket_digits (hybrid)
+  std::size_t offsets_offset = 0;    // buckets + 1 bucket starts (zeroed: empty buckets unless the sort fills them)
+  std::size_t buckets_offset = 0;    // the bucket sort's temp storage
   std::size_t total_bytes = 0;
 };
 
@@ -173,9 +235,10 @@ struct radix_control {
   unsigned histogram_blocks_done;
 };
 
-// The plan for n keys of key_bytes with value_bytes values (0: keys alone).
+// The plan for n keys of key_bytes with value_bytes values (0: keys alone);
+// `bucket_sort_bytes`: the bucket sort's temp storage (hybrid plans only).
 inline radix_sort_plan make_radix_sort_plan(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes,
-                                            const radix_sort_shape& shape) {
+                                            const radix_sort_shape& shape, std::size_t bucket_sort_bytes = 0) {
   radix_sort_plan plan;
   plan.n = n;
   plan.passes = shape.passes;
@@ -194,8 +257,12 @@ inline radix_sort_plan make_radix_sort_plan(std::int64_t n, std::size_t key_byte
   plan.control_offset = take(sizeof(radix_control));
   plan.ring_offset = take(static_cast<std::size_t>(plan.ring.slots) * radix_bins * sizeof(unsigned long long));
   plan.done_offset = take(static_cast<std::size_t>(plan.ring.slots) * sizeof(unsigned));
+  plan.hybrid = shape.hybrid;
+  plan.buckets = plan.hybrid.bucket_digits > 0 ? std::int64_t(1) << (8 * plan.hybrid.bucket_digits) : 0;
+  plan.offsets_offset = take(plan.buckets > 0 ? static_cast<std::size_t>(plan.buckets + 1) * sizeof(std::int64_t) : 0);
   plan.zero_offset = plan.control_offset;
   plan.zero_bytes = offset - plan.control_offset;
+  plan.buckets_offset = take(plan.buckets > 0 ? bucket_sort_bytes : 0);
   plan.total_bytes = offset;
   return plan;
 }

@@ -1,4 +1,4 @@
-// device/radix_sort.cuh — stable device-wide LSD radix sort of keys or
+// device/radix_sort.cuh — stable device-wide radix sort of keys or
 // key-value pairs: bool, 8/16/32/64-bit integers, float, double, __half,
 // __nv_bfloat16 under tilesort::less or tilesort::greater, or any key under
 // a tilesort::bits_order (a functor from the key to order-preserving
@@ -7,22 +7,35 @@
 // The result is bit for bit the merge sort's under the same comparator:
 // stable, NaN last in both orders, -0.0 and +0.0 equivalent, every key's
 // bits kept. Keys are sorted by their image (detail/radix_order.cuh), 8 bits
-// per pass, least significant digit first:
+// per digit:
 //   1. histogram (radix_sort/histogram.cuh): one read of the keys counts
 //      every digit; the last block makes each digit's starts and the
 //      schedule. A digit the same in every key is skipped (small integers in
 //      wide types, index payloads, keys of few high bits cost fewer passes).
-//   2. one onesweep pass per remaining digit (radix_sort/onesweep.cuh): one
+//      From the policy's hybrid_min_keys to hybrid_max_keys keys of 4 bytes
+//      or more, it also chooses between two sorts (radix_choose_buckets in
+//      detail/radix_sort_plan.cuh): where the keys spread over the top
+//      varying digits, the hybrid sort, else LSD.
+//   2. one onesweep pass per digit that runs (radix_sort/onesweep.cuh): one
 //      read and one write of every key and value, offsets by decoupled
-//      look-back; the last pass writes the output.
+//      look-back, least significant digit first. LSD: every varying digit,
+//      the last pass writes the output. Hybrid: the top one or two varying
+//      digits alone, which groups the keys into buckets that share them.
+//   3. hybrid only (radix_sort/buckets.cuh): a read of the keys finds each
+//      bucket's start; the segmented sort sorts every bucket on chip, all
+//      its bits (a warp or a block per bucket: one more read and write).
 // Cost: a zeroing of the control block (a memset), 1 + 8 x sizeof(image) / 8
-// launches (skipped passes return at once), in place one more; DRAM traffic
-// (1 + 2P) key reads and writes and 2P value reads and writes for P passes
-// that run. No host synchronisation: the schedule stays on the device, so
-// the call can be captured in a CUDA graph.
-// Temp storage: n keys and n values (the alternate buffer), a 17 KB control
-// block and the look-back ring (a slot per tile, at most 16384 tiles x 256
-// digits x 8 bytes = 32 MB). In place (keys_out == keys_in, values likewise)
+// launches (skipped passes return at once), in place one more, hybrid plans
+// the segmented sort's launches more; DRAM traffic, LSD: (1 + 2P) key reads
+// and writes and 2P value reads and writes for P passes that run; hybrid
+// with B bucket digits: (4 + 2B) key and (2 + 2B) value reads and writes.
+// No host synchronisation: the schedule stays on the device, so the call
+// can be captured in a CUDA graph.
+// Temp storage: n keys and n values (the alternate buffer, also the bucket
+// sort's scratch), a 17 KB control block and the look-back ring (a slot per
+// tile, at most 16384 tiles x 256 digits x 8 bytes = 32 MB); hybrid plans add
+// the bucket starts (8 x 256^B bytes) and the segmented sort's lists (about
+// 80 bytes per bucket). In place (keys_out == keys_in, values likewise)
 // works. n above detail::radix_max_keys (2^40) is refused.
 //
 //   std::size_t temp_bytes = 0;
@@ -45,6 +58,7 @@
 #include "../detail/radix_sort_plan.cuh"
 #include "../detail/temp_storage.cuh"
 #include "../detail/values.cuh"
+#include "radix_sort/buckets.cuh"
 #include "radix_sort/histogram.cuh"
 #include "radix_sort/onesweep.cuh"
 #include "radix_sort/policy.cuh"
@@ -61,10 +75,40 @@ constexpr int radix_passes_for() {
   return static_cast<int>(sizeof(bits_type));  // 8-bit digits
 }
 
-template <typename Policy, typename Key, typename Value, typename Order>
+// The values the hybrid sort's buckets carry: the output's.
+template <typename Value, typename OutValue>
+using radix_bucket_value = std::conditional_t<has_values<Value>, OutValue, no_value>;
+
+// The segmented sort that sorts the hybrid sort's buckets: 256^digits
+// offsets-described buckets, in place, the alternate buffers its scratch.
+template <typename Key, typename Value, typename OutValue>
+segmented_setup<Key, radix_bucket_value<Value, OutValue>> radix_bucket_setup(std::int64_t n, std::int64_t buckets) {
+  return segmented_setup<Key, radix_bucket_value<Value, OutValue>>(n, buckets, n, true, false, true, true);
+}
+
+// The hybrid sort's limits for n keys (bucket_digits 0: LSD only).
+template <typename Policy, typename Key, typename Order>
+radix_hybrid_limits radix_hybrid_for(std::int64_t n) {
+  radix_hybrid_limits hybrid;
+  if (Policy::hybrid_min_keys > 0 && n >= Policy::hybrid_min_keys && n <= Policy::hybrid_max_keys &&
+      radix_passes_for<Key, Order>() > radix_bucket_digits) {
+    hybrid.bucket_digits = n <= std::int64_t(radix_bins) * Policy::one_digit_bucket_keys ? 1 : 2;
+    hybrid.largest_bucket = Policy::largest_bucket;
+  }
+  return hybrid;
+}
+
+template <typename Policy, typename Key, typename Value, typename Order, typename OutValue = Value>
 radix_sort_plan make_radix_sort_plan_for(std::int64_t n) {
-  const radix_sort_shape shape{Policy::tile_items, Policy::ring_tiles, Policy::window, radix_passes_for<Key, Order>()};
-  return make_radix_sort_plan(n, sizeof(Key), value_bytes_of<Value>, shape);
+  const radix_hybrid_limits hybrid = radix_hybrid_for<Policy, Key, Order>(n);
+  const radix_sort_shape shape{Policy::tile_items, Policy::ring_tiles, Policy::window, radix_passes_for<Key, Order>(),
+                               hybrid};
+  if (hybrid.bucket_digits == 0) return make_radix_sort_plan(n, sizeof(Key), value_bytes_of<Value>, shape);
+  // The alternate values also serve as the buckets' scratch of output values.
+  const std::size_t value_bytes = std::max(value_bytes_of<Value>, value_bytes_of<radix_bucket_value<Value, OutValue>>);
+  const std::int64_t buckets = std::int64_t(1) << (8 * hybrid.bucket_digits);
+  return make_radix_sort_plan(n, sizeof(Key), value_bytes, shape,
+                              radix_bucket_setup<Key, Value, OutValue>(n, buckets).total_bytes);
 }
 
 // Launches the whole sort. Arguments are checked; `temp` holds the plan's
@@ -129,14 +173,43 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
   TILESORT_RETURN_IF_ERROR(cudaMemsetAsync(base + plan.zero_offset, 0, plan.zero_bytes, stream));
   TILESORT_RETURN_IF_ERROR(launch_kernel(histogram, static_cast<unsigned>(histogram_grid), policy::histogram_threads,
                                          histogram_shared, stream, false, keys_in, plan.n, image, control, in_place,
-                                         skip_unless_zero));
+                                         plan.hybrid, skip_unless_zero));
   for (int pass = 0; pass < passes; ++pass)
     TILESORT_RETURN_IF_ERROR(launch_kernel(onesweep, static_cast<unsigned>(onesweep_grid), policy::threads,
                                            onesweep_shared, stream, true, buffers, image, control, ring, done, pass,
                                            plan.ring, static_cast<unsigned>(plan.tiles), pass == passes - 1));
-  if (!in_place) return cudaSuccess;
-  return launch_kernel(radix_finish_kernel<Key, Value, OutValue>, static_cast<unsigned>(onesweep_grid),
-                       policy::threads, 0, stream, true, buffers, static_cast<const radix_control*>(control));
+  if (in_place)
+    TILESORT_RETURN_IF_ERROR(launch_kernel(radix_finish_kernel<Key, Value, OutValue>,
+                                           static_cast<unsigned>(onesweep_grid), policy::threads, 0, stream, true,
+                                           buffers, static_cast<const radix_control*>(control)));
+  if (plan.hybrid.bucket_digits == 0) return cudaSuccess;
+  if constexpr (policy::hybrid_min_keys > 0) {  // the buckets (radix_sort/buckets.cuh)
+    using bucket_value = radix_bucket_value<Value, OutValue>;
+    auto* starts = reinterpret_cast<std::int64_t*>(base + plan.offsets_offset);
+    constexpr auto find_starts = radix_bucket_starts_kernel<Key, image_type>;
+    unsigned starts_grid = 0;
+    TILESORT_RETURN_IF_ERROR(remembered_grid<find_starts>(policy::bucket_start_threads, 0, starts_grid));
+    starts_grid = static_cast<unsigned>(
+        std::min<std::int64_t>(starts_grid, ceil_div(plan.n + 1, std::int64_t(policy::bucket_start_threads))));
+    TILESORT_RETURN_IF_ERROR(launch_kernel(find_starts, starts_grid, policy::bucket_start_threads, 0, stream, true,
+                                           static_cast<const Key*>(keys_out), plan.n, image,
+                                           static_cast<const radix_control*>(control), plan.hybrid.bucket_digits,
+                                           starts));
+    const auto setup = radix_bucket_setup<Key, Value, OutValue>(plan.n, plan.buckets);
+    bucket_value* values = nullptr;
+    bucket_value* values_scratch = nullptr;
+    if constexpr (pairs) {
+      values = values_out;
+      values_scratch = reinterpret_cast<bucket_value*>(base + plan.values_offset);
+    }
+    return segmented_sort_general<true>(setup, base + plan.buckets_offset, static_cast<const Key*>(keys_out), keys_out,
+                                        static_cast<const bucket_value*>(values), values,
+                                        offsets_source<std::int64_t>{starts, starts + 1, plan.buckets, plan.n},
+                                        nullptr, order, stream, sort_options{},
+                                        reinterpret_cast<Key*>(base + plan.keys_offset), values_scratch);
+  } else {
+    return cudaErrorInvalidValue;  // (no policy without hybrid sizes plans with buckets)
+  }
 }
 
 // Size query, argument checks, then n <= 1 by copies and the rest by
@@ -152,7 +225,7 @@ cudaError_t radix_sort_two_phase(void* d_temp, std::size_t& temp_bytes, const Ke
                 "or any key under a tilesort::bits_order");
   constexpr bool pairs = has_values<Value>;
   if (n < 0 || n > radix_max_keys) return cudaErrorInvalidValue;
-  const radix_sort_plan plan = make_radix_sort_plan_for<Policy, Key, Value, Order>(n);
+  const radix_sort_plan plan = make_radix_sort_plan_for<Policy, Key, Value, Order, OutValue>(n);
   if (d_temp == nullptr) {
     temp_bytes = plan.total_bytes > 0 ? plan.total_bytes : min_temp_bytes;
     return cudaSuccess;

@@ -170,9 +170,11 @@ struct segmented_setup {
   // segment it can make; with_gaps: offsets (gaps are possible);
   // use_bins: false sends every segment of 2 keys or more to the merge path
   // (uniform rows longer than every sorter: only the last row may be short,
-  // and one partial blocksort tile sorts it).
+  // and one partial blocksort tile sorts it); scratch_given: the caller
+  // passes the merge path's n keys and values of scratch to
+  // segmented_sort_general (the temp storage leaves them out).
   segmented_setup(std::int64_t count, std::int64_t segments, std::int64_t longest, bool with_gaps, bool from_flags,
-                  bool use_bins = true)
+                  bool use_bins = true, bool scratch_given = false)
       : n(count), binned(use_bins), bin_count(use_bins ? bins : 0) {
     std::size_t offset = align_temp(sizeof(segmented_control));
     auto take = [&](std::size_t bytes) {
@@ -207,7 +209,7 @@ struct segmented_setup {
     }
     flag_totals_offset = take(static_cast<std::size_t>(flag_blocks) * sizeof(unsigned long long));
     heads_offset = take(from_flags ? static_cast<std::size_t>(n) * sizeof(std::int64_t) : 0);
-    total_bytes = plan_locality_layout<merge_policy>(engine, offset, long_blocks > 0 ? n : 0, long_blocks,
+    total_bytes = plan_locality_layout<merge_policy>(engine, offset, long_blocks > 0 && !scratch_given ? n : 0, long_blocks,
                                                      sizeof(Key), value_bytes_of<Value>);
   }
 };
@@ -244,12 +246,15 @@ cudaError_t launch_bins(const Setup& setup, void* temp, segmented_control* contr
 }
 
 // The general path. Arguments are checked; `setup` was built for this call
-// (with setup.binned == Binned: without bins no row sorter is instantiated).
+// (with setup.binned == Binned: without bins no row sorter is instantiated;
+// with scratch_given: scratch_keys and scratch_values hold n keys and values
+// the merge path may use).
 template <bool Binned, typename Key, typename Value, typename Source, typename Compare>
 cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, void* temp, const Key* keys_in,
                                    Key* keys_out, const Value* values_in, Value* values_out, Source source,
                                    const std::uint32_t* flag_bits, Compare comp, cudaStream_t stream,
-                                   const sort_options& options) {
+                                   const sort_options& options, Key* scratch_keys = nullptr,
+                                   Value* scratch_values = nullptr) {
   using setup_type = segmented_setup<Key, Value>;
   using policy = typename setup_type::policy;
   using merge_policy = typename setup_type::merge_policy;
@@ -338,8 +343,9 @@ cudaError_t segmented_sort_general(const segmented_setup<Key, Value>& setup, voi
       TILESORT_RETURN_IF_ERROR((launch_bins<setup_type, 0>(setup, temp, control, sms, keys_in, keys_out, values_in,
                                                            values_out, comp, stream, side)));
     if (setup.long_blocks > 0) {
-      const merge_buffers<Key, Value> buffers{keys_out, temp_at<Key>(temp, setup.engine.keys_offset), values_out,
-                                              temp_at<Value>(temp, setup.engine.values_offset)};
+      const merge_buffers<Key, Value> buffers{
+          keys_out, scratch_keys != nullptr ? scratch_keys : temp_at<Key>(temp, setup.engine.keys_offset), values_out,
+          scratch_keys != nullptr ? scratch_values : temp_at<Value>(temp, setup.engine.values_offset)};
       const merge_segment_list list{long_segments, block_segment, &control->long_blocks, &control->overflow, n, 0};
       TILESORT_RETURN_IF_ERROR(launch_locality_merge<merge_policy>(keys_in, values_in, buffers, list,
                                                                    setup.engine, temp, setup.passes,

@@ -220,7 +220,7 @@ cudaError_t sort_positions(void* d_temp, std::size_t& temp_bytes, const Key* key
     if (probe_from == probe_never || n < probe_from)
       return radix_sort_two_phase<policy, Key, carried, std::int64_t>(d_temp, temp_bytes, keys_in, keys_out, nullptr,
                                                                      positions, n, comp, stream, true);
-    const radix_sort_plan plan = make_radix_sort_plan_for<policy, Key, carried, Compare>(n);
+    const radix_sort_plan plan = make_radix_sort_plan_for<policy, Key, carried, Compare, std::int64_t>(n);
     const locality_setup<Key, std::int64_t> locality(n);
     const std::size_t control_bytes = align_temp(sizeof(merge_control));
     const std::size_t total = std::max(locality.total_bytes, control_bytes + plan.total_bytes);

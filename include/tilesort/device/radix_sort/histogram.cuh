@@ -8,7 +8,9 @@
 // threads read consecutive keys) over a grid of about histogram_blocks_per_sm
 // blocks per SM; counts go to shared memory (a shared atomic per digit, to
 // counters of the lane's own: radix_histogram_storage), then once per block
-// to the control block's 64-bit counters.
+// to the control block's 64-bit counters. The last block also chooses
+// between the LSD and the hybrid sort (radix_choose_buckets) from each
+// digit's largest bin.
 #pragma once
 
 #include <cuda/atomic>
@@ -46,13 +48,14 @@ struct radix_histogram_storage {
 template <typename Policy, int Passes, int Copies, typename Key, typename Image>
 __global__ void __launch_bounds__(Policy::histogram_threads)
     radix_histogram_kernel(const Key* keys, std::int64_t n, Image image, radix_control* control, bool in_place,
-                           const unsigned* skip_unless_zero) {
+                           radix_hybrid_limits hybrid, const unsigned* skip_unless_zero) {
   constexpr int threads = Policy::histogram_threads, items = Policy::histogram_items, bins = Policy::bins;
   using storage = radix_histogram_storage<Policy, Passes, Copies>;
   static_assert(threads >= bins, "the last block scans a digit's bins with a thread each");
   extern __shared__ unsigned radix_histogram_counts[];
   __shared__ std::int64_t warp_sums[threads / 32 + 1];
   __shared__ bool varies[radix_max_passes];
+  __shared__ unsigned long long largest[radix_max_passes];
   __shared__ bool last_block;
   allow_next_kernel();
   if (skip_requested(skip_unless_zero)) return;
@@ -93,9 +96,12 @@ __global__ void __launch_bounds__(Policy::histogram_threads)
   __syncthreads();
   if (!last_block) return;
   __threadfence();
+  if (t < Passes) largest[t] = 0;
+  __syncthreads();
   for (int p = 0; p < Passes; ++p) {
     cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> bin(control->digit_start[p][t % bins]);
     const std::int64_t count = t < bins ? static_cast<std::int64_t>(bin.load(cuda::memory_order_relaxed)) : 0;
+    if (count > 0) atomicMax(&largest[p], static_cast<unsigned long long>(count));
     const bool constant = __syncthreads_or(count == n) != 0;
     std::int64_t total = 0;
     const std::int64_t start = block_exclusive_sum<threads>(count, warp_sums, total);
@@ -103,7 +109,16 @@ __global__ void __launch_bounds__(Policy::histogram_threads)
     if (t == 0) varies[p] = !constant;
   }
   __syncthreads();
-  if (t == 0) radix_schedule_passes(varies, Passes, in_place, control->schedule);
+  if (t == 0) {
+    std::int64_t largest_bin[Passes];
+    bool run[Passes];
+    for (int p = 0; p < Passes; ++p) largest_bin[p] = static_cast<std::int64_t>(largest[p]);
+    int bucket_digit[radix_bucket_digits] = {};
+    const bool buckets = radix_choose_buckets(varies, largest_bin, Passes, n, hybrid, run, bucket_digit);
+    radix_schedule_passes(run, Passes, in_place, control->schedule);
+    control->schedule.buckets = buckets ? 1 : 0;
+    for (int k = 0; k < radix_bucket_digits; ++k) control->schedule.bucket_digit[k] = bucket_digit[k];
+  }
 }
 
 }  // namespace tilesort::detail

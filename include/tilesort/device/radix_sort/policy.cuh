@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "../../detail/radix_sort_plan.cuh"
 
@@ -64,6 +65,25 @@ struct radix_sort_policy {
   static constexpr int ring_tiles = 16384;
   /// @copydoc ring_tiles
   static constexpr int window = 512;
+
+  /// Hybrid sort (detail/radix_sort_plan.cuh): from hybrid_min_keys to
+  /// hybrid_max_keys keys (0: never), passes over the top one or two
+  /// varying digits, then each bucket sorted on chip. One bucket digit up
+  /// to 256 x one_digit_bucket_keys keys, two beyond. Where the histogram
+  /// estimates a bucket of more than largest_bucket keys (skewed top
+  /// digits), the sort stays LSD. Keys of 1 and 2 bytes: LSD only (two
+  /// passes at most).
+  static constexpr std::int64_t hybrid_min_keys = KeyBytes >= 4 ? std::int64_t(1) << 22 : 0;
+  /// @copydoc hybrid_min_keys
+  static constexpr int on_chip_bucket = KeyBytes + ValueBytes <= 8 && KeyBytes <= 4 ? 16384 : 8192;
+  /// @copydoc hybrid_min_keys
+  static constexpr std::int64_t hybrid_max_keys = KeyBytes >= 4 ? std::int64_t(65536) * (on_chip_bucket / 2) : 0;
+  /// @copydoc hybrid_min_keys
+  static constexpr int one_digit_bucket_keys = on_chip_bucket / 2;
+  /// @copydoc hybrid_min_keys
+  static constexpr int largest_bucket = on_chip_bucket;
+  /// Threads per block of the kernel that finds the buckets' starts.
+  static constexpr int bucket_start_threads = 256;
 
   static_assert(radix_bits == 8 && bins == detail::radix_bins, "8-bit digits: the control block's bins");
   static_assert(threads % 32 == 0 && threads >= bins, "whole warps, a thread per bin");
