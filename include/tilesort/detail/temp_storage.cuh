@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "error.cuh"
 
@@ -27,6 +28,23 @@ cudaError_t with_stream_temp(cudaStream_t stream, TwoPhaseSort&& sort) {
   const cudaError_t sorted = sort(d_temp, temp_bytes);
   const cudaError_t freed = cudaFreeAsync(d_temp, stream);
   return sorted != cudaSuccess ? sorted : freed;
+}
+
+// The stream-ordered convenience overloads of every device sort: the
+// arguments checked first (bad ones return cudaErrorInvalidValue with
+// nothing allocated or launched), then with_stream_temp. `sort` is the
+// two-phase call, as for with_stream_temp.
+template <typename Key, typename TwoPhaseSort>
+cudaError_t sort_with_stream_temp(const Key* keys_in, Key* keys_out, std::int64_t n, cudaStream_t stream,
+                                  TwoPhaseSort&& sort) {
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, nullptr, nullptr, false, n));
+  return with_stream_temp(stream, sort);
+}
+template <typename Key, typename Value, typename TwoPhaseSort>
+cudaError_t sort_with_stream_temp(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
+                                  std::int64_t n, cudaStream_t stream, TwoPhaseSort&& sort) {
+  TILESORT_RETURN_IF_ERROR(check_sort_args(keys_in, keys_out, values_in, values_out, true, n));
+  return with_stream_temp(stream, sort);
 }
 
 // Algorithms that need no scratch still report one byte, so that the query

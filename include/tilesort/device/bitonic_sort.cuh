@@ -296,7 +296,7 @@ cudaError_t bitonic_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key*
 template <typename Key, typename Compare = less>
 cudaError_t bitonic_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Compare comp = {},
                               cudaStream_t stream = 0) {
-  return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
+  return detail::sort_with_stream_temp(keys_in, keys_out, n, stream, [&](void* d_temp, std::size_t& temp_bytes) {
     return bitonic_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, comp, stream);
   });
 }
@@ -310,7 +310,8 @@ cudaError_t bitonic_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n,
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t bitonic_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                std::int64_t n, Compare comp = {}, cudaStream_t stream = 0) {
-  return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
+  return detail::sort_with_stream_temp(keys_in, keys_out, values_in, values_out, n, stream,
+                                       [&](void* d_temp, std::size_t& temp_bytes) {
     return bitonic_sort_pairs(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream);
   });
 }

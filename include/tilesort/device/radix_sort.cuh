@@ -311,8 +311,7 @@ cudaError_t radix_sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* k
 template <typename Key, typename Order = less>
 cudaError_t radix_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Order order = {},
                             cudaStream_t stream = 0) {
-  TILESORT_RETURN_IF_ERROR(detail::check_sort_args(keys_in, keys_out, nullptr, nullptr, false, n));
-  return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
+  return detail::sort_with_stream_temp(keys_in, keys_out, n, stream, [&](void* d_temp, std::size_t& temp_bytes) {
     return radix_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, order, stream);
   });
 }
@@ -326,8 +325,8 @@ cudaError_t radix_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, O
 template <typename Key, typename Value, typename Order = less>
 cudaError_t radix_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                              std::int64_t n, Order order = {}, cudaStream_t stream = 0) {
-  TILESORT_RETURN_IF_ERROR(detail::check_sort_args(keys_in, keys_out, values_in, values_out, true, n));
-  return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
+  return detail::sort_with_stream_temp(keys_in, keys_out, values_in, values_out, n, stream,
+                                       [&](void* d_temp, std::size_t& temp_bytes) {
     return radix_sort_pairs(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, order, stream);
   });
 }

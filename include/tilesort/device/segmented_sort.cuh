@@ -740,8 +740,7 @@ template <typename Key, typename Segments, typename Compare = less,
           typename = std::enable_if_t<detail::is_segment_description<Segments>>>
 cudaError_t segmented_sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Segments segments,
                                 Compare comp = {}, cudaStream_t stream = 0, const sort_options& options = {}) {
-  TILESORT_RETURN_IF_ERROR(detail::check_sort_args(keys_in, keys_out, nullptr, nullptr, false, n));
-  return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
+  return detail::sort_with_stream_temp(keys_in, keys_out, n, stream, [&](void* d_temp, std::size_t& temp_bytes) {
     return segmented_sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, segments, comp, stream, options);
   });
 }
@@ -757,8 +756,8 @@ template <typename Key, typename Value, typename Segments, typename Compare = le
 cudaError_t segmented_sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out,
                                  std::int64_t n, Segments segments, Compare comp = {}, cudaStream_t stream = 0,
                                  const sort_options& options = {}) {
-  TILESORT_RETURN_IF_ERROR(detail::check_sort_args(keys_in, keys_out, values_in, values_out, true, n));
-  return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
+  return detail::sort_with_stream_temp(keys_in, keys_out, values_in, values_out, n, stream,
+                                       [&](void* d_temp, std::size_t& temp_bytes) {
     return segmented_sort_pairs(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, segments, comp,
                                 stream, options);
   });

@@ -363,8 +363,7 @@ cudaError_t sort_pairs(void* d_temp, std::size_t& temp_bytes, const Key* keys_in
 template <typename Key, typename Compare = less>
 cudaError_t sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Compare comp = {}, cudaStream_t stream = 0,
                       const sort_options& options = {}) {
-  TILESORT_RETURN_IF_ERROR(detail::check_sort_args(keys_in, keys_out, nullptr, nullptr, false, n));
-  return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
+  return detail::sort_with_stream_temp(keys_in, keys_out, n, stream, [&](void* d_temp, std::size_t& temp_bytes) {
     return sort_keys(d_temp, temp_bytes, keys_in, keys_out, n, comp, stream, options);
   });
 }
@@ -378,8 +377,8 @@ cudaError_t sort_keys(const Key* keys_in, Key* keys_out, std::int64_t n, Compare
 template <typename Key, typename Value, typename Compare = less>
 cudaError_t sort_pairs(const Key* keys_in, Key* keys_out, const Value* values_in, Value* values_out, std::int64_t n,
                        Compare comp = {}, cudaStream_t stream = 0, const sort_options& options = {}) {
-  TILESORT_RETURN_IF_ERROR(detail::check_sort_args(keys_in, keys_out, values_in, values_out, true, n));
-  return detail::with_stream_temp(stream, [&](void* d_temp, std::size_t& temp_bytes) {
+  return detail::sort_with_stream_temp(keys_in, keys_out, values_in, values_out, n, stream,
+                                       [&](void* d_temp, std::size_t& temp_bytes) {
     return sort_pairs(d_temp, temp_bytes, keys_in, keys_out, values_in, values_out, n, comp, stream, options);
   });
 }
