@@ -113,29 +113,44 @@ TYPED_TEST_SUITE(RadixHybrid, hybrid_key_types);
 
 TYPED_TEST(RadixHybrid, ForcedBucketsEveryDistribution) {
   REQUIRE_GPU();
-  using one = forced_buckets<base_policy<TypeParam>, 1>;
   using two = forced_buckets<base_policy<TypeParam>, 2>;
-  check_distributions<radix_sorter_with<one>, TypeParam, false>({3000, small_run() ? 20011 : 300007});
   check_distributions<radix_sorter_with<two>, TypeParam, false>({3000, small_run() ? 20011 : 1000003});
-  using two_pairs = forced_buckets<base_policy<TypeParam, std::uint32_t>, 2>;
-  check_distributions<radix_sorter_with<two_pairs>, TypeParam, true>({small_run() ? 20011 : 300007});
 }
 
 TYPED_TEST(RadixHybrid, ForcedBucketsStress) {
   REQUIRE_GPU();
-  using one = forced_buckets<base_policy<TypeParam>, 1>;
   using two = forced_buckets<base_policy<TypeParam>, 2>;
-  const int tile = one::on_chip_bucket;
-  const std::int64_t n = small_run() ? 3 * (tile + 1) + 5 : 40 * (tile + 1) + 7;
-  check_stress<radix_sorter_with<one>, TypeParam, false>(n, tile);
-  check_stress<radix_sorter_with<two>, TypeParam, false>(n, tile);
-  check_stress<radix_sorter_with<forced_buckets<base_policy<TypeParam, std::uint32_t>, 2>>, TypeParam, true>(n, tile);
+  const int tile = two::on_chip_bucket;
+  check_stress<radix_sorter_with<two>, TypeParam, false>(small_run() ? 3 * (tile + 1) + 5 : 40 * (tile + 1) + 7,
+                                                         tile);
+}
+
+// One bucket digit: buckets of a block's tile and just above it (the
+// segmented sort's merge path).
+TEST(RadixHybrid, OneBucketDigit) {
+  REQUIRE_GPU();
+  using u32 = forced_buckets<base_policy<std::uint32_t>, 1>;
+  using u64 = forced_buckets<base_policy<std::uint64_t>, 1>;
+  check_distributions<radix_sorter_with<u32>, std::uint32_t, false>({small_run() ? 20011 : 300007});
+  check_stress<radix_sorter_with<u32>, std::uint32_t, false>(3 * (u32::on_chip_bucket + 1) + 5, u32::on_chip_bucket);
+  check_stress<radix_sorter_with<u64>, std::uint64_t, false>(3 * (u64::on_chip_bucket + 1) + 5, u64::on_chip_bucket);
+}
+
+// Pairs with positions as values (stability) through the buckets.
+TEST(RadixHybrid, PairsThroughBuckets) {
+  REQUIRE_GPU();
+  using u32 = forced_buckets<base_policy<std::uint32_t, std::uint32_t>, 2>;
+  using f64 = forced_buckets<base_policy<double, std::uint32_t>, 2>;
+  check_distributions<radix_sorter_with<u32>, std::uint32_t, true>({small_run() ? 20011 : 300007});
+  check_stress<radix_sorter_with<u32>, std::uint32_t, true>(3 * (u32::on_chip_bucket + 1) + 5, u32::on_chip_bucket);
+  check_distributions<radix_sorter_with<f64>, double, true>({small_run() ? 20011 : 300007});
 }
 
 TYPED_TEST(RadixHybrid, OwnPolicyAroundTheSwitch) {
   REQUIRE_GPU();
   if (small_run()) GTEST_SKIP() << "sizes past the switch point are too large for the sanitizer run";
   using policy = base_policy<TypeParam>;
+  if (policy::hybrid_min_keys == 0) GTEST_SKIP() << "keys of this size stay LSD";
   const std::int64_t from = policy::hybrid_min_keys;
   check_sizes<radix_sorter, TypeParam, false>({from - 1, from, from + 4099});
   check_sizes<radix_sorter, TypeParam, true>({from + 17});

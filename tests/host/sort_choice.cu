@@ -222,7 +222,7 @@ TEST(SortChoice, RadixFromItsRowsBound) {
     SCOPED_TRACE("row " + std::to_string(r));
     const std::size_t key = row.max_key_bytes == SIZE_MAX ? 64 : row.max_key_bytes;
     const std::size_t value = row.max_value_bytes == SIZE_MAX ? 64 : row.max_value_bytes;
-    if (row.max_key_bytes == SIZE_MAX || row.max_key_bytes == 8) EXPECT_EQ(radix_never, row.radix_from);
+    if (row.max_key_bytes == SIZE_MAX) EXPECT_EQ(radix_never, row.radix_from);
     if (row.radix_from == radix_never) {
       EXPECT_EQ(probe_never, row.radix_probe_from);
       EXPECT_NE(sort_algorithm::radix, choose_sort_algorithm(INT64_MAX, key, value, false, true));
@@ -244,15 +244,17 @@ TEST(SortChoice, RadixFromItsRowsBound) {
   EXPECT_EQ(sort_algorithm::radix, choose_sort_algorithm(std::int64_t(1) << 20, 2, 0, false, true));
   // Where measured (docs/tuning/front_door.md, docs/performance.md): 4-byte
   // keys alone and with 4- or 8-byte values from 2^20, probed from 2^24;
-  // 8-byte keys never.
+  // 8-byte keys (the hybrid sort), alone and with 8-byte values, from 2^22.
   EXPECT_EQ(std::int64_t(1) << 20, sort_choice_for(4, 0).radix_from);
   EXPECT_EQ(std::int64_t(1) << 20, sort_choice_for(4, 4).radix_from);
   EXPECT_EQ(std::int64_t(1) << 24, sort_choice_for(4, 4).radix_probe_from);
   EXPECT_EQ(std::int64_t(1) << 20, sort_choice_for(4, 8).radix_from);
   EXPECT_EQ(std::int64_t(1) << 24, sort_choice_for(4, 8).radix_probe_from);
   EXPECT_EQ(sort_algorithm::radix, choose_sort_algorithm(std::int64_t(1) << 24, 4, 8, false, true));
-  EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm(std::int64_t(1) << 24, 8, 8, false, true));
-  EXPECT_EQ(sort_algorithm::sample, choose_sort_algorithm(std::int64_t(1) << 26, 8, 0, false, true));
+  EXPECT_EQ(sort_algorithm::radix, choose_sort_algorithm(std::int64_t(1) << 24, 8, 8, false, true));
+  EXPECT_EQ(sort_algorithm::radix, choose_sort_algorithm(std::int64_t(1) << 26, 8, 0, false, true));
+  EXPECT_EQ(sort_algorithm::merge, choose_sort_algorithm((std::int64_t(1) << 22) - 1, 8, 8, false, true));
+  EXPECT_EQ(sort_algorithm::sample, choose_sort_algorithm(std::int64_t(1) << 26, 8, 0, false, false));
 }
 
 // The probe runs from the row's probe_from on, above the bitonic sort's

@@ -71,17 +71,19 @@ struct radix_sort_policy {
   /// varying digits, then each bucket sorted on chip. One bucket digit up
   /// to 256 x one_digit_bucket_keys keys, two beyond. Where the histogram
   /// estimates a bucket of more than largest_bucket keys (skewed top
-  /// digits), the sort stays LSD. Keys of 1 and 2 bytes: LSD only (two
-  /// passes at most).
-  static constexpr std::int64_t hybrid_min_keys = KeyBytes >= 4 ? std::int64_t(1) << 22 : 0;
+  /// digits), the sort stays LSD. Keys of 8 bytes and more only: for
+  /// 4-byte keys (four passes) the bucket sort costs more than the two
+  /// passes it saves (docs/tuning/radix_sort.md).
+  static constexpr std::int64_t hybrid_min_keys = KeyBytes >= 8 ? std::int64_t(1) << 22 : 0;
+  /// The segmented sort's largest block tile: 16384 keys of up to 8 bytes
+  /// alone (or with values, 8 bytes together), 8192 wider items.
+  static constexpr int on_chip_bucket = KeyBytes + ValueBytes <= 8 ? 16384 : 8192;
   /// @copydoc hybrid_min_keys
-  static constexpr int on_chip_bucket = KeyBytes + ValueBytes <= 8 && KeyBytes <= 4 ? 16384 : 8192;
-  /// @copydoc hybrid_min_keys
-  static constexpr std::int64_t hybrid_max_keys = KeyBytes >= 4 ? std::int64_t(65536) * (on_chip_bucket / 2) : 0;
+  static constexpr std::int64_t hybrid_max_keys = KeyBytes >= 8 ? std::int64_t(65536) * (on_chip_bucket / 2) : 0;
   /// @copydoc hybrid_min_keys
   static constexpr int one_digit_bucket_keys = on_chip_bucket / 2;
   /// @copydoc hybrid_min_keys
-  static constexpr int largest_bucket = on_chip_bucket;
+  static constexpr int largest_bucket = on_chip_bucket / 8 * 5;
   /// Threads per block of the kernel that finds the buckets' starts.
   static constexpr int bucket_start_threads = 256;
 
