@@ -197,6 +197,11 @@ struct key_maker<std::int32_t> {
   __host__ __device__ static std::int32_t ordinal(std::uint64_t o, std::uint64_t) { return std::int32_t(o); }
 };
 template <>
+struct key_maker<std::int64_t> {
+  __host__ __device__ static std::int64_t random(std::uint64_t h) { return std::int64_t(h); }
+  __host__ __device__ static std::int64_t ordinal(std::uint64_t o, std::uint64_t) { return std::int64_t(o); }
+};
+template <>
 struct key_maker<std::uint64_t> {
   __host__ __device__ static std::uint64_t random(std::uint64_t h) { return h; }
   __host__ __device__ static std::uint64_t ordinal(std::uint64_t o, std::uint64_t) { return o; }

@@ -2,7 +2,7 @@
 // tilesort::radix_sort_keys/pairs against cub::DeviceRadixSort (both out of
 // place, caller-owned temp storage, all bits of the key), in the same run.
 // Each row's note gives the temp storage of that call. Types: u8, u16, u32,
-// i32, u64, f16, bf16, f32, f64 keys; pairs32 (u32/u32), pairs32_64 (u32 keys,
+// i32, u64, i64, f16, bf16, f32, f64 keys; pairs32 (u32/u32), pairs32_64 (u32 keys,
 // u64 values: an index payload), pairs64 (u64/u64). Distributions: random,
 // sorted, reversed, few (16 values), equal, zipf, bits20 (20 random low bits),
 // top1 / top2 (every key in one or two top-byte buckets), lowbit (keys that
@@ -79,6 +79,7 @@ const radix_type kRadixTypes[] = {
     {"u32", run_radix<std::uint32_t, void>, false},
     {"i32", run_radix<std::int32_t, void>, false},
     {"u64", run_radix<std::uint64_t, void>, true},
+    {"i64", run_radix<std::int64_t, void>, true},
     {"f16", run_radix<__half, void>, false},
     {"bf16", run_radix<__nv_bfloat16, void>, false},
     {"f32", run_radix<float, void>, false},

@@ -38,9 +38,10 @@ namespace {
 
 const char* const kFamilies[] = {"warp",    "block",   "segmented", "segments", "merge",
                                  "sample",  "bitonic", "locality",  "whole",    "radix"};
-const char* const kTypes[] = {"u8",  "u16", "u32",     "i32",        "u64",     "f16",   "bf16",
+const char* const kTypes[] = {"u8",  "u16", "u32",     "i32",        "u64",     "i64",   "f16",   "bf16",
                               "f32", "f64", "pairs32", "pairs32_64", "pairs64", "struct"};
-const char* const kDists[] = {"random", "sorted", "reversed", "few", "nearly", "equal", "zipf", "bits20"};
+const char* const kDists[] = {"random", "sorted", "reversed", "few",  "nearly", "equal",
+                              "zipf",   "bits20", "top1",     "top2", "lowbit"};
 
 void usage(std::FILE* out) {
   std::fprintf(out,
@@ -53,9 +54,9 @@ void usage(std::FILE* out) {
                "                     (default: all; segmented = uniform lengths, segments = the\n"
                "                     general layouts of BASELINES.md)\n"
                "  --sizes LIST       e.g. 2^20,2^24+1,3*2^20,10^6,1e7,4096 (default: per family)\n"
-               "  --types LIST       u8,u16,u32,i32,u64,f16,bf16,f32,f64,pairs32,pairs32_64,pairs64,struct\n"
+               "  --types LIST       u8,u16,u32,i32,u64,i64,f16,bf16,f32,f64,pairs32,pairs32_64,pairs64,struct\n"
                "                     (default: per family)\n"
-               "  --dist LIST        random,sorted,reversed,few,nearly,equal,zipf,bits20\n"
+               "  --dist LIST        random,sorted,reversed,few,nearly,equal,zipf,bits20,top1,top2,lowbit\n"
                "                     (default: merge all five, locality nearly/sorted/random,\n"
                "                     other families random)\n"
                "  --cases LIST       only these cases of the selection, numbered as --list\n"
