@@ -33,6 +33,7 @@ struct forced_buckets : Base {
   static constexpr std::int64_t hybrid_max_keys = std::int64_t(1) << 40;
   static constexpr int one_digit_bucket_keys = Digits == 1 ? (1 << 30) : 1;
   static constexpr int largest_bucket = 1 << 30;
+  static constexpr int hybrid_min_passes_saved = 1;
 };
 
 template <typename Key, typename Value = tilesort::detail::no_value>

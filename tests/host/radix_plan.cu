@@ -278,7 +278,7 @@ TEST(RadixPlan, HybridLayoutZeroesTheBucketStarts) {
   for (const int digits : {1, 2}) {
     const std::int64_t n = std::int64_t(1) << 24;
     const radix_sort_shape shape{policy::tile_items, policy::ring_tiles, policy::window, 8,
-                                 radix_hybrid_limits{digits, policy::largest_bucket}};
+                                 radix_hybrid_limits{digits, policy::largest_bucket, 1}};
     const std::size_t bucket_bytes = 12345;
     const radix_sort_plan plan = make_radix_sort_plan(n, 8, 0, shape, bucket_bytes);
     EXPECT_EQ(std::int64_t(1) << (8 * digits), plan.buckets);
@@ -303,17 +303,17 @@ TEST(RadixChooseBuckets, TopVaryingDigitsWhenTheKeysSpread) {
   std::int64_t spread[8];
   for (auto& l : spread) l = n / 256 + 1000;
   // Random 8-byte keys: the top two digits, LSD passes over them alone.
-  ASSERT_TRUE(radix_choose_buckets(all, spread, 8, n, radix_hybrid_limits{2, 8192}, run, digit));
+  ASSERT_TRUE(radix_choose_buckets(all, spread, 8, n, radix_hybrid_limits{2, 8192, 1}, run, digit));
   EXPECT_EQ(7, digit[0]);
   EXPECT_EQ(6, digit[1]);
   for (int p = 0; p < 8; ++p) EXPECT_EQ(p >= 6, run[p]) << p;
   // One digit.
-  ASSERT_TRUE(radix_choose_buckets(all, spread, 8, n, radix_hybrid_limits{1, 1 << 20}, run, digit));
+  ASSERT_TRUE(radix_choose_buckets(all, spread, 8, n, radix_hybrid_limits{1, 1 << 20, 1}, run, digit));
   EXPECT_EQ(7, digit[0]);
   for (int p = 0; p < 8; ++p) EXPECT_EQ(p == 7, run[p]) << p;
   // Constant digits (the top three, and digit 4) are not bucket digits.
   const bool some[8] = {true, true, true, true, false, true, false, false};
-  ASSERT_TRUE(radix_choose_buckets(some, spread, 8, n, radix_hybrid_limits{2, 8192}, run, digit));
+  ASSERT_TRUE(radix_choose_buckets(some, spread, 8, n, radix_hybrid_limits{2, 8192, 1}, run, digit));
   EXPECT_EQ(5, digit[0]);
   EXPECT_EQ(3, digit[1]);
   for (int p = 0; p < 8; ++p) EXPECT_EQ(p == 5 || p == 3, run[p]) << p;
@@ -322,14 +322,23 @@ TEST(RadixChooseBuckets, TopVaryingDigitsWhenTheKeysSpread) {
   std::int64_t skewed[8];
   for (auto& l : skewed) l = n / 256 + 1000;
   skewed[7] = n / 2;
-  EXPECT_FALSE(radix_choose_buckets(all, skewed, 8, n, radix_hybrid_limits{2, 8192}, run, digit));
+  EXPECT_FALSE(radix_choose_buckets(all, skewed, 8, n, radix_hybrid_limits{2, 8192, 1}, run, digit));
   for (int p = 0; p < 8; ++p) EXPECT_TRUE(run[p]) << p;
-  EXPECT_TRUE(radix_choose_buckets(all, skewed, 8, n, radix_hybrid_limits{2, 40000}, run, digit));
+  EXPECT_TRUE(radix_choose_buckets(all, skewed, 8, n, radix_hybrid_limits{2, 40000, 1}, run, digit));
   // As many varying digits as bucket digits, or none allowed: LSD.
   const bool two[8] = {true, false, false, false, false, false, false, true};
-  EXPECT_FALSE(radix_choose_buckets(two, spread, 8, n, radix_hybrid_limits{2, 1 << 30}, run, digit));
+  EXPECT_FALSE(radix_choose_buckets(two, spread, 8, n, radix_hybrid_limits{2, 1 << 30, 1}, run, digit));
   EXPECT_TRUE(run[0] && run[7] && !run[3]);
-  EXPECT_FALSE(radix_choose_buckets(all, spread, 8, n, radix_hybrid_limits{0, 1 << 30}, run, digit));
+  EXPECT_FALSE(radix_choose_buckets(all, spread, 8, n, radix_hybrid_limits{0, 1 << 30, 1}, run, digit));
+  // Three varying digits (20 varying bits): two bucket digits save one pass,
+  // fewer than asked for: LSD.
+  const bool three[8] = {true, true, true, false, false, false, false, false};
+  EXPECT_TRUE(radix_choose_buckets(three, spread, 8, n, radix_hybrid_limits{2, 1 << 30, 1}, run, digit));
+  EXPECT_FALSE(radix_choose_buckets(three, spread, 8, n, radix_hybrid_limits{2, 1 << 30, 4}, run, digit));
+  for (int p = 0; p < 8; ++p) EXPECT_EQ(p < 3, run[p]) << p;
+  EXPECT_TRUE(radix_choose_buckets(all, spread, 8, n, radix_hybrid_limits{2, 1 << 30, 4}, run, digit));
+  EXPECT_TRUE(radix_choose_buckets(all, spread, 8, n, radix_hybrid_limits{2, 1 << 30, 6}, run, digit));
+  EXPECT_FALSE(radix_choose_buckets(all, spread, 8, n, radix_hybrid_limits{2, 1 << 30, 7}, run, digit));
 }
 
 TEST(RadixChooseBuckets, BucketOfAnImage) {
@@ -427,8 +436,8 @@ void expect_simulation_sorts(const std::vector<Key>& keys, Compare comp) {
   std::stable_sort(expected.begin(), expected.end(), comp);
   const std::int64_t everything = std::int64_t(1) << 40;
   for (const bool in_place : {false, true})
-    for (const radix_hybrid_limits hybrid : {radix_hybrid_limits{0, 0}, radix_hybrid_limits{1, everything},
-                                             radix_hybrid_limits{2, everything}, radix_hybrid_limits{2, 64}}) {
+    for (const radix_hybrid_limits hybrid : {radix_hybrid_limits{0, 0, 1}, radix_hybrid_limits{1, everything, 1},
+                                             radix_hybrid_limits{2, everything, 1}, radix_hybrid_limits{2, 64, 1}}) {
       SCOPED_TRACE(std::string(in_place ? "in place" : "copy") + ", bucket digits " +
                    std::to_string(hybrid.bucket_digits) + " up to " + std::to_string(hybrid.largest_bucket));
       const std::vector<Key> got = simulate<Key, Descending>(keys, in_place, 1000, hybrid);
@@ -476,9 +485,9 @@ TEST(RadixSimulation, ChoosesBucketsForSpreadKeys) {
   for (auto& k : spread) k = rng();
   for (auto& k : skewed) k = rng() % 4 == 0 ? rng() : 0x7700000000000000ull | (rng() & 0xffffffff);
   bool chose = false;
-  simulate<std::uint64_t, false>(spread, false, 1000, radix_hybrid_limits{2, 64}, &chose);
+  simulate<std::uint64_t, false>(spread, false, 1000, radix_hybrid_limits{2, 64, 1}, &chose);
   EXPECT_TRUE(chose);
-  simulate<std::uint64_t, false>(skewed, false, 1000, radix_hybrid_limits{2, 64}, &chose);
+  simulate<std::uint64_t, false>(skewed, false, 1000, radix_hybrid_limits{2, 64, 1}, &chose);
   EXPECT_FALSE(chose);
 }
 

@@ -101,13 +101,15 @@ TILESORT_HD void radix_schedule_passes(const bool* varies, int passes, bool in_p
 // bucket digits are the same in every key, so bucket order is key order.
 // Where the keys do not spread (the estimated largest bucket, the product of
 // each bucket digit's largest bin share times n, exceeds
-// `largest_bucket`), or fewer digits vary than bucket_digits + 1, the sort
-// stays LSD: `run` = `varies`.
+// `largest_bucket`), or the hybrid sort would save fewer than
+// `min_passes_saved` LSD passes (the bucket sort costs about as much as a
+// few passes), the sort stays LSD: `run` = `varies`.
 inline constexpr int radix_bucket_digits = 2;
 
 struct radix_hybrid_limits {
   int bucket_digits = 0;            // 0: LSD only
   std::int64_t largest_bucket = 0;  // keys the estimated largest bucket may hold
+  int min_passes_saved = 1;         // LSD passes the hybrid sort must save (varying digits - bucket_digits)
 };
 
 // Chooses the passes to run from the histogram: `varies[p]`, `largest[p]`
@@ -120,7 +122,9 @@ TILESORT_HD bool radix_choose_buckets(const bool* varies, const std::int64_t* la
     run[p] = varies[p];
     varying += varies[p] ? 1 : 0;
   }
-  if (limits.bucket_digits <= 0 || varying <= limits.bucket_digits || n <= 0) return false;
+  if (limits.bucket_digits <= 0 || varying - limits.bucket_digits < limits.min_passes_saved ||
+      varying <= limits.bucket_digits || n <= 0)
+    return false;
   int chosen[radix_bucket_digits] = {};
   double largest_bucket = static_cast<double>(n);
   for (int p = passes - 1, k = 0; p >= 0 && k < limits.bucket_digits; --p) {

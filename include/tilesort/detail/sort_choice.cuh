@@ -99,13 +99,14 @@ inline constexpr sort_choice_row sort_choice_table[] = {
     // there: docs/tuning/front_door.md), probed from 2^24 as above.
     {4, 8, sample_never, 0, std::int64_t(1) << 22, std::int64_t(1) << 20, std::int64_t(1) << 24},
     // 8-byte keys: the bitonic sort wins up to 2^13, the sample sort from 2^25; probe from
-    // 2^23; the radix sort (hybrid from 2^22: 1.3x the merge sort on random keys, 2-5x
-    // where digits repeat) from 2^22, probed from 2^24.
+    // 2^23; the radix sort (hybrid from 2^22: 1.2-1.4x the merge sort on random keys, 2-5x
+    // where digits repeat) from 2^22, probed from 2^23 (sorted keys at 2^22 ran the radix
+    // sort at 0.07x the locality sort).
     {8, 0, std::int64_t(1) << 25, std::int64_t(1) << 13, std::int64_t(1) << 23, std::int64_t(1) << 22,
-     std::int64_t(1) << 24},
+     std::int64_t(1) << 23},
     // 8-byte keys with 8-byte values: the merge sort; the probe pays from 2^22; the radix
-    // sort (hybrid) from 2^22, probed from 2^24.
-    {8, 8, sample_never, 0, std::int64_t(1) << 22, std::int64_t(1) << 22, std::int64_t(1) << 24},
+    // sort (hybrid) from 2^22, probed from 2^23.
+    {8, 8, sample_never, 0, std::int64_t(1) << 22, std::int64_t(1) << 22, std::int64_t(1) << 23},
     // Anything wider: the merge sort (catch-all).
     {SIZE_MAX, SIZE_MAX, sample_never, 0, probe_never, radix_never, probe_never},
 };

@@ -94,6 +94,7 @@ radix_hybrid_limits radix_hybrid_for(std::int64_t n) {
       radix_passes_for<Key, Order>() > radix_bucket_digits) {
     hybrid.bucket_digits = n <= std::int64_t(radix_bins) * Policy::one_digit_bucket_keys ? 1 : 2;
     hybrid.largest_bucket = Policy::largest_bucket;
+    hybrid.min_passes_saved = Policy::hybrid_min_passes_saved;
   }
   return hybrid;
 }

@@ -84,6 +84,10 @@ struct radix_sort_policy {
   static constexpr int one_digit_bucket_keys = on_chip_bucket / 2;
   /// @copydoc hybrid_min_keys
   static constexpr int largest_bucket = on_chip_bucket / 8 * 5;
+  /// The hybrid sort only where it saves this many LSD passes or more: the
+  /// bucket sort costs about four passes (8-byte keys with 20 varying bits
+  /// take three LSD passes, faster than two passes and the bucket sort).
+  static constexpr int hybrid_min_passes_saved = 4;
   /// Threads per block of the kernel that finds the buckets' starts.
   static constexpr int bucket_start_threads = 256;
 
