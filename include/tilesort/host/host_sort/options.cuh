@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace tilesort {
@@ -13,6 +14,24 @@ namespace tilesort {
 /// the device so far, and in all (the total grows when a bucket has to be
 /// sorted again). Called on the calling thread, between transfers.
 using host_sort_progress = std::function<void(std::size_t done_bytes, std::size_t total_bytes)>;
+
+/// What a call of host_sort_keys / host_sort_pairs did and where its time
+/// went (host clock, seconds), for benchmarks and tuning
+/// (host_sort_options::stats). A bucket sorted again adds to every field.
+struct host_sort_stats {
+  bool in_core = false;               ///< one round trip
+  std::int64_t chunks = 0;            ///< pass 1 chunks
+  std::int64_t batches = 0;           ///< pass 2 batches sorted on the device
+  std::int64_t copied_buckets = 0;    ///< buckets of equivalent keys only copied
+  std::int64_t resorted_buckets = 0;  ///< buckets between splitters sorted again
+  double setup_s = 0;                 ///< allocations, streams, events
+  double round_trip_s = 0;            ///< in core: copies in, the sort, copies out
+  double splitters_s = 0;             ///< samples, their sort, the splitter tree
+  double partition_s = 0;             ///< pass 1
+  double batches_s = 0;               ///< pass 2 on the device
+  double host_copies_s = 0;           ///< pass 2 buckets copied on the host
+  double release_s = 0;               ///< the last waits and the frees
+};
 
 /// Options of host_sort_keys / host_sort_pairs.
 ///
@@ -36,6 +55,8 @@ struct host_sort_options {
   void* host_scratch = nullptr;
   /// Size of host_scratch in bytes.
   std::size_t host_scratch_bytes = 0;
+  /// If not null, receives what the call did (written before it returns).
+  host_sort_stats* stats = nullptr;
 };
 
 }  // namespace tilesort

@@ -18,6 +18,7 @@
 
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -98,9 +99,11 @@ class host_sorter {
     direct_values_ = direct_values;
     total_ = top.link_bytes();
     report();
-    cudaError_t error = start(top);
+    stats_.in_core = top.in_core;
+    cudaError_t error = timed(stats_.setup_s, [&] { return start(top); });
     if (error == cudaSuccess) error = sort_range(keys, values, top);
-    const cudaError_t released = release();
+    const cudaError_t released = timed(stats_.release_s, [&] { return release(); });
+    if (options_.stats != nullptr) *options_.stats = stats_;
     if (error == cudaSuccess) error = released;
     if (error == cudaSuccess) {
       done_ = total_;
@@ -183,6 +186,15 @@ class host_sorter {
     }
   }
 
+  // step(), its host time added to `seconds`.
+  template <typename Step>
+  static cudaError_t timed(double& seconds, Step step) {
+    const auto begin = std::chrono::steady_clock::now();
+    const cudaError_t error = step();
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    return error;
+  }
+
   void advance(std::size_t bytes) {
     done_ += bytes;
     report();
@@ -193,10 +205,11 @@ class host_sorter {
 
   // ------------------------------------------------------------------ steps
   cudaError_t sort_range(Key* keys, Value* values, const host_sort_plan& p) {
-    if (p.in_core) return round_trip(keys, values, p);
+    if (p.in_core) return timed(stats_.round_trip_s, [&] { return round_trip(keys, values, p); });
     if (p.chunks * p.buckets() > table_entries_) return cudaErrorInvalidValue;
-    TILESORT_RETURN_IF_ERROR(choose_splitters(keys, p));
-    TILESORT_RETURN_IF_ERROR(partition(keys, values, p));
+    TILESORT_RETURN_IF_ERROR(timed(stats_.splitters_s, [&] { return choose_splitters(keys, p); }));
+    TILESORT_RETURN_IF_ERROR(timed(stats_.partition_s, [&] { return partition(keys, values, p); }));
+    stats_.chunks += p.chunks;
     return place_buckets(keys, values, p);
   }
 
@@ -314,6 +327,33 @@ class host_sorter {
     const std::vector<host_sort_batch> batches = host_sort_batches(sizes, p.batch_items);
     std::vector<host_sort_batch> sorted, others;
     for (const host_sort_batch& b : batches) (b.action == host_sort_action::sort ? sorted : others).push_back(b);
+    TILESORT_RETURN_IF_ERROR(timed(stats_.batches_s, [&] { return sort_batches(sorted, keys, values, p); }));
+    TILESORT_RETURN_IF_ERROR(timed(stats_.host_copies_s, [&] {
+      for (const host_sort_batch& b : others) {
+        gather_on_host(b, keys, values, p);
+        if (b.action == host_sort_action::copy) advance(2 * std::size_t(b.size) * p.item_bytes());
+      }
+      return cudaSuccess;
+    }));
+    stats_.batches += std::int64_t(sorted.size());
+    for (const host_sort_batch& b : others) {
+      if (b.action == host_sort_action::copy) {
+        ++stats_.copied_buckets;
+        continue;
+      }
+      ++stats_.resorted_buckets;
+      const host_sort_plan again = plan(b.size, device_bytes_);
+      TILESORT_RETURN_IF_ERROR(again.status);
+      total_ += again.link_bytes();
+      advance(2 * std::size_t(b.size) * p.item_bytes());  // its share of the total: the pass 2 it took instead
+      TILESORT_RETURN_IF_ERROR(sort_range(keys + b.begin, values_at(values, b.begin), again));
+    }
+    return cudaSuccess;
+  }
+
+  // The batches of pass 2 that the device sorts, the two slots in turn.
+  cudaError_t sort_batches(const std::vector<host_sort_batch>& sorted, Key* keys, Value* values,
+                           const host_sort_plan& p) {
     const std::size_t item = p.item_bytes();
     const std::size_t count = sorted.size();
     for (std::size_t j = 0; j < count; ++j) {
@@ -329,18 +369,6 @@ class host_sorter {
     for (std::size_t j = count >= 2 ? count - 2 : 0; j < count; ++j) {
       TILESORT_RETURN_IF_ERROR(cudaEventSynchronize(done_events_[j % 2]));
       advance(2 * std::size_t(sorted[j].size) * item);
-    }
-    for (const host_sort_batch& b : others) {
-      gather_on_host(b, keys, values, p);
-      if (b.action == host_sort_action::copy) advance(2 * std::size_t(b.size) * item);
-    }
-    for (const host_sort_batch& b : others) {
-      if (b.action != host_sort_action::resort) continue;
-      const host_sort_plan again = plan(b.size, device_bytes_);
-      TILESORT_RETURN_IF_ERROR(again.status);
-      total_ += again.link_bytes();
-      advance(2 * std::size_t(b.size) * item);  // this batch's share of the total: the pass 2 it took instead
-      TILESORT_RETURN_IF_ERROR(sort_range(keys + b.begin, values_at(values, b.begin), again));
     }
     return cudaSuccess;
   }
@@ -407,6 +435,7 @@ class host_sorter {
   side_stream_set* set_ = nullptr;
   cudaEvent_t done_events_[2] = {};
   std::size_t done_ = 0, total_ = 0;
+  host_sort_stats stats_;
 };
 
 }  // namespace tilesort::detail
