@@ -258,7 +258,7 @@ void run_host(harness& h, std::int64_t n, bool pinned, dist d) {
 
   // The CPU: keys, or pairs zipped into one array outside the timing.
   using cpu_item = std::conditional_t<pairs, item, K>;
-  std::vector<cpu_item> work(std::size_t(n));
+  std::vector<cpu_item> work(static_cast<std::size_t>(n));
   const auto restore_work = [&] {
 #pragma omp parallel for
     for (std::int64_t i = 0; i < n; ++i) {
