@@ -36,7 +36,8 @@ namespace {
 template <typename T>
 class host_array {
  public:
-  host_array(std::int64_t n, bool pinned) : n_(n), pinned_(pinned) {
+  host_array(std::int64_t n, bool pinned) : pinned_(pinned) {
+    if (n == 0) return;
     if (pinned) {
       BENCH_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&data_), std::size_t(n) * sizeof(T), cudaHostAllocDefault));
     } else {
@@ -52,7 +53,6 @@ class host_array {
   T* data() const { return data_; }
 
  private:
-  std::int64_t n_;
   bool pinned_;
   std::vector<T> pageable_;
   T* data_ = nullptr;
