@@ -74,6 +74,16 @@ def _bits_of_tensor(t):
     return t.numpy()
 
 
+def _buffer(np, n, dtype, pinned):
+    """n items of dtype in host memory: pinned (through torch) when the input is, so the link reaches it
+    directly; else numpy's (the host sort stages it through pinned buffers)."""
+    if not pinned:
+        return np.empty(n, dtype=dtype)
+    torch = sys.modules["torch"]
+    signed = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[dtype.itemsize]
+    return torch.empty(n, dtype=signed, pin_memory=True).numpy().view(dtype)
+
+
 def _progress_callback(progress, function):
     if progress is None or progress is False:
         return None, None
@@ -159,9 +169,11 @@ def sort(function, x, dim, descending, values=None, *, out=None, keep_keys=True,
     moved = np.moveaxis(a.reshape(1) if a.ndim == 0 else a, dim % ndim, -1)
     length = moved.shape[-1]
     width = np.dtype(f"uint{8 * key_type.bytes}")
-    keys = np.array(moved, order="C", copy=True).reshape(-1).view(width)
-    n = keys.size
-    positions = np.arange(n, dtype=np.int64)
+    n = moved.size
+    keys = _buffer(np, n, width, kind == "torch" and x.is_pinned())
+    positions = _buffer(np, n, np.dtype(np.int64), kind == "torch" and x.is_pinned())
+    np.copyto(keys.reshape(moved.shape), moved.view(width))
+    np.copyto(positions, np.arange(n, dtype=np.int64))
     _run(keys, positions, key_type, descending, device_memory_budget, progress, function)
     if n > length:  # several rows: the positions again, stably by their row
         rows = positions // length
