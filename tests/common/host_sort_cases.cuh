@@ -72,14 +72,17 @@ tilesort::detail::host_sort_plan host_plan(std::int64_t n, std::size_t budget, C
 }
 
 // host_sort_keys of `keys` in the given memory and budget: bit for bit
-// std::stable_sort's result, and the progress complete.
+// std::stable_sort's result, and the progress complete; `stats`, if given,
+// receives what the call did.
 template <typename Key, typename Compare>
-void expect_host_sort_keys(std::vector<Key> keys, std::size_t budget, host_memory memory, Compare comp) {
+void expect_host_sort_keys(std::vector<Key> keys, std::size_t budget, host_memory memory, Compare comp,
+                           tilesort::host_sort_stats* stats = nullptr) {
   const std::vector<Key> in = keys;
   progress_record progress;
   tilesort::host_sort_options options;
   options.device_memory_budget = budget;
   options.progress = progress.callback();
+  options.stats = stats;
   {
     pin_guard pin(keys, memory);
     ASSERT_EQ(memory == host_memory::pinned, pin.pinned());
@@ -90,13 +93,15 @@ void expect_host_sort_keys(std::vector<Key> keys, std::size_t budget, host_memor
 }
 
 // host_sort_pairs of `keys` with their positions as values: the pairs of
-// std::stable_sort, position for position.
+// std::stable_sort, position for position (`stats` as above).
 template <typename Key, typename Compare>
-void expect_host_sort_pairs(std::vector<Key> keys, std::size_t budget, host_memory memory, Compare comp) {
+void expect_host_sort_pairs(std::vector<Key> keys, std::size_t budget, host_memory memory, Compare comp,
+                            tilesort::host_sort_stats* stats = nullptr) {
   const std::vector<Key> in = keys;
   std::vector<std::uint32_t> positions = iota_indices(keys.size());
   tilesort::host_sort_options options;
   options.device_memory_budget = budget;
+  options.stats = stats;
   {
     pin_guard pin_keys(keys, memory), pin_values(positions, memory);
     ASSERT_EQ(memory == host_memory::pinned, pin_keys.pinned() && pin_values.pinned());

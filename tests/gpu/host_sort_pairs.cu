@@ -34,12 +34,18 @@ TEST(HostSortPairs, AllKeysInOneBucket) {
   const auto plan = host_plan<std::uint32_t, std::uint32_t>(std::int64_t(n), small_budget());
   ASSERT_EQ(cudaSuccess, plan.status);
   ASSERT_GT(std::int64_t(n), plan.batch_items);
+  tilesort::host_sort_stats stats;
   expect_host_sort_pairs(make_keys<std::uint32_t>(n, distribution::all_equal, seed), small_budget(),
-                         host_memory::pinned, tilesort::less{});
+                         host_memory::pinned, tilesort::less{}, &stats);
+  EXPECT_FALSE(stats.in_core);
+  EXPECT_EQ(1, stats.copied_buckets);
+  EXPECT_EQ(0, stats.batches);
   // Half the keys equal, the rest random: one large copied bucket among sorted batches.
   std::vector<std::uint32_t> keys = make_keys<std::uint32_t>(n, distribution::random, seed);
   for (std::size_t i = 0; i < n; i += 2) keys[i] = 0x80000000u;
-  expect_host_sort_pairs(keys, small_budget(), host_memory::pageable, tilesort::less{});
+  expect_host_sort_pairs(keys, small_budget(), host_memory::pageable, tilesort::less{}, &stats);
+  EXPECT_EQ(1, stats.copied_buckets);
+  EXPECT_GE(stats.batches, 2);
 }
 
 // 2^24 pairs (2^20 in the sanitizer run) in 32 MiB.
