@@ -169,7 +169,7 @@ void run_host(harness& h, std::int64_t n, bool pinned, dist d) {
   data_type data(n, pinned, d, case_seed("host " + h.type + " " + h.dist_label + " " + std::to_string(n)));
   const std::size_t budget = h.opt.host_budget;
   const int reps = h.opt.reps_given ? h.opt.reps : 3;
-  const std::size_t item_bytes = sizeof(K) + (pairs ? sizeof(V) : 0);
+  const std::size_t item_bytes = sizeof(K) + value_size<V>();
 
   // The bound: one or two round trips at the duplex rate.
   const auto plan =
