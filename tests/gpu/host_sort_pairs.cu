@@ -12,6 +12,7 @@ using namespace tilesort_test;
 
 TEST(HostSortPairs, InCoreAndOutOfCore) {
   REQUIRE_GPU();
+  SKIP_HOST_SORT_UNDER_RACECHECK();
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed);
   for (host_memory memory : {host_memory::pageable, host_memory::pinned}) {
@@ -29,6 +30,7 @@ TEST(HostSortPairs, InCoreAndOutOfCore) {
 // Every key in one bucket: the equal bucket is far larger than a batch.
 TEST(HostSortPairs, AllKeysInOneBucket) {
   REQUIRE_GPU();
+  SKIP_HOST_SORT_UNDER_RACECHECK();
   const std::uint64_t seed = fresh_seed();
   const std::size_t n = 2 * out_of_core_items();
   const auto plan = host_plan<std::uint32_t, std::uint32_t>(std::int64_t(n), small_budget());
@@ -51,6 +53,7 @@ TEST(HostSortPairs, AllKeysInOneBucket) {
 // 2^24 pairs (2^20 in the sanitizer run) in 32 MiB.
 TEST(HostSortPairs, ManyChunks) {
   REQUIRE_GPU();
+  SKIP_HOST_SORT_UNDER_RACECHECK();
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed);
   const std::size_t n = small_run() ? std::size_t(1) << 20 : std::size_t(1) << 24;
