@@ -16,10 +16,10 @@
 #   scripts/gpu-check.sh nccl [cpp|python]      the distributed sort on every GPU (2 or 4): its tests,
 #                                               example, benchmark and Python test (see run_nccl)
 #   scripts/gpu-check.sh host                   the host sort alone (host/host_sort.cuh): builds only its
-#                                               tests and the benchmark, runs the tests, then memcheck
-#                                               on their small cases
-#   scripts/gpu-check.sh host bench [ARGS...]   tilesort-bench --family host (default: modest sizes
-#                                               and a 64 MiB budget, about 3 minutes; ARGS replace them)
+#                                               tests and the benchmark, runs the tests
+#   scripts/gpu-check.sh host memcheck          compute-sanitizer memcheck on its tests' small cases
+#   scripts/gpu-check.sh host bench [ARGS...]   tilesort-bench --family host (default: 2^22 and 2^26
+#                                               keys in a 64 MiB budget; ARGS replace them)
 #
 # The parts that cover everything: sanitize memcheck, sanitize synccheck,
 # sanitize racecheck 1/4 to 4/4. Each phase ends with a summary that
@@ -203,22 +203,22 @@ run_bench() {
 # ------------------------------------------------------------------ host
 # The host sort's checks without the rest of the suite: its test binaries and
 # the benchmark are all that is built (GPU_CHECK_BUILT makes the phases
-# below skip their own build), memcheck gets at most 200 s.
-run_host() {  # run_host [bench ARGS...]
+# below skip their own build).
+run_host() {  # run_host [memcheck | bench [ARGS...]]
   export GPU_CHECK_TESTS=${GPU_CHECK_TESTS:-host_sort}
-  if [ "${1:-}" = bench ]; then
-    shift
-    build bench || return
-    [ $# -gt 0 ] || set -- --family host --sizes 2^22,2^26 --host-budget 2^26 --reps 2
-    GPU_CHECK_BUILT=1 run_bench "$@"
-    return
-  fi
-  build host_sort bench || return
-  GPU_CHECK_BUILT=1 run_tests
-  local saved=$deadline
-  [ $((SECONDS + 200)) -lt "$deadline" ] && deadline=$((SECONDS + 200))
-  GPU_CHECK_BUILT=1 run_sanitize memcheck
-  deadline=$saved
+  case ${1:-} in
+    memcheck)
+      build host_sort || return
+      GPU_CHECK_BUILT=1 run_sanitize memcheck ;;
+    bench)
+      shift
+      build bench || return
+      [ $# -gt 0 ] || set -- --family host --sizes 2^22,2^26 --host-budget 2^26 --reps 2
+      GPU_CHECK_BUILT=1 run_bench "$@" ;;
+    *)
+      build host_sort bench || return
+      GPU_CHECK_BUILT=1 run_tests ;;
+  esac
 }
 
 # ------------------------------------------------------------------ python
