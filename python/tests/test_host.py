@@ -138,6 +138,8 @@ def test_errors(gpu):
         tilesort.sort(np.array([1 + 2j, 3j]))
     with pytest.raises(TypeError, match="keys may be bool"):
         tilesort.sort(np.array([object(), object()]))
+    with pytest.raises(TypeError, match="non-native byte order"):
+        tilesort.sort(np.arange(10, dtype=">i4"))
     with pytest.raises(ValueError, match="dim=3 is out of range"):
         tilesort.sort(x, dim=3)
     with pytest.raises(ValueError, match="device_memory_budget=-1"):

@@ -57,6 +57,9 @@ def _as_numpy(x, kind, function, argument):
         if x.dtype.hasobject or x.dtype.kind not in "biuf":
             _fail(TypeError, function, f"`{argument}` has dtype {x.dtype}; keys may be bool, int8..int64, "
                                        f"uint8..uint64, float16, float32 or float64: convert them first (.astype(...))")
+        if not x.dtype.isnative:
+            _fail(TypeError, function, f"`{argument}` has the non-native byte order of {x.dtype.str}: convert it "
+                                       f"first (.astype(x.dtype.newbyteorder('=')))")
         return x, x.dtype.name
     name = str(x.dtype).split(".")[-1]
     if name not in KEY_TYPES:
