@@ -54,7 +54,7 @@ TEST(HostSortKeys, FloatsWithNaNAndSignedZeros) {
   }
 }
 
-// Sizes either side of the in-core limit and of multiples of the chunk.
+// Sizes either side of the in-core limit and of multiples of the chunk (out of core).
 TEST(HostSortKeys, SizesAroundTheLimits) {
   REQUIRE_GPU();
   SKIP_HOST_SORT_UNDER_RACECHECK();
@@ -64,7 +64,8 @@ TEST(HostSortKeys, SizesAroundTheLimits) {
   const auto probe = host_plan<std::uint32_t>(std::int64_t(out_of_core_items()), budget);
   ASSERT_EQ(cudaSuccess, probe.status);
   const std::int64_t core = probe.core_items, chunk = probe.chunk_items;
-  for (std::int64_t n : {core, core + 1, 3 * chunk - 1, 3 * chunk, 3 * chunk + 1, 4 * chunk + chunk / 2}) {
+  const std::int64_t k = core / chunk + 2;  // k chunks are out of core
+  for (std::int64_t n : {core, core + 1, k * chunk - 1, k * chunk, k * chunk + 1, (k + 1) * chunk + chunk / 2}) {
     SCOPED_TRACE(n);
     const auto plan = host_plan<std::uint32_t>(n, budget);
     ASSERT_EQ(cudaSuccess, plan.status);
