@@ -72,6 +72,7 @@ struct options {
   std::vector<int> case_numbers;      // empty: every case the filters above select; else those (1-based, as --list)
   int reps = 9;
   bool reps_given = false;
+  std::size_t host_budget = std::size_t(4) << 30;  // family host: the device memory budget
   int warmups = 2;
   timing_mode mode = timing_mode::automatic;
   std::string json_path, csv_path;
@@ -441,6 +442,7 @@ void add_whole_cases(const options&, std::vector<bench_case>&);      // whole
 void add_locality_cases(const options&, std::vector<bench_case>&);   // locality (cases_locality.cu)
 void add_segments_general_cases(const options&, std::vector<bench_case>&);  // segments (cases_segments_general.cu)
 void add_radix_cases(const options&, std::vector<bench_case>&);             // radix (cases_radix.cu)
+void add_host_cases(const options&, std::vector<bench_case>&);              // host (cases_host.cu)
 
 // ------------------------------------------------------------------ device kernels
 

@@ -36,8 +36,8 @@
 namespace bench {
 namespace {
 
-const char* const kFamilies[] = {"warp",    "block",   "segmented", "segments", "merge",
-                                 "sample",  "bitonic", "locality",  "whole",    "radix"};
+const char* const kFamilies[] = {"warp",   "block",   "segmented", "segments", "merge", "sample",
+                                 "bitonic", "locality", "whole",    "radix",    "host"};
 const char* const kTypes[] = {"u8",  "u16", "u32",     "i32",        "u64",     "i64",   "f16",   "bf16",
                               "f32", "f64", "pairs32", "pairs32_64", "pairs64", "struct"};
 const char* const kDists[] = {"random", "sorted", "reversed", "few",  "nearly", "equal",
@@ -50,9 +50,11 @@ void usage(std::FILE* out) {
                "Times tilesort side by side with CUB, Thrust and std::sort; verifies every repetition.\n"
                "\n"
                "  --quick            the small set the GPU check runs (about 35-40 s on an H100)\n"
-               "  --family LIST      warp,block,segmented,segments,merge,sample,bitonic,locality,whole,radix\n"
-               "                     (default: all; segmented = uniform lengths, segments = the\n"
-               "                     general layouts of BASELINES.md)\n"
+               "  --family LIST      warp,block,segmented,segments,merge,sample,bitonic,locality,whole,radix,\n"
+               "                     host (default: all, host only where named with --quick;\n"
+               "                     segmented = uniform lengths, segments = the general layouts of\n"
+               "                     BASELINES.md, host = host-resident arrays, host_sort_*)\n"
+               "  --host-budget SIZE family host: the device memory budget in bytes (default 2^32)\n"
                "  --sizes LIST       e.g. 2^20,2^24+1,3*2^20,10^6,1e7,4096 (default: per family)\n"
                "  --types LIST       u8,u16,u32,i32,u64,i64,f16,bf16,f32,f64,pairs32,pairs32_64,pairs64,struct\n"
                "                     (default: per family)\n"
@@ -184,6 +186,15 @@ bool parse_args(int argc, char** argv, options& opt, std::string& error) {
         error = "--reps must be >= 1";
         return false;
       }
+    } else if (a == "--host-budget") {
+      const char* v = value("--host-budget");
+      if (!v) return false;
+      const std::int64_t bytes = parse_size(v);
+      if (bytes <= 0) {
+        error = "bad --host-budget '" + std::string(v) + "' (bytes, e.g. 2^32)";
+        return false;
+      }
+      opt.host_budget = std::size_t(bytes);
     } else if (a == "--warmups") {
       const char* v = value("--warmups");
       if (!v) return false;
@@ -271,6 +282,7 @@ std::vector<bench_case> build_cases(const options& opt) {
   add_locality_cases(opt, cases);
   add_whole_cases(opt, cases);
   add_radix_cases(opt, cases);
+  add_host_cases(opt, cases);
   if (opt.case_numbers.empty()) return cases;
   std::vector<bench_case> chosen;
   for (std::size_t i = 0; i < cases.size(); ++i)

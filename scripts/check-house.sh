@@ -5,7 +5,8 @@
 #     GPU name (H100, A100, RTX 4090, ...) in include/ or python/src; a
 #     measurement's GPU, date and commit belong in docs/tuning/;
 #   * includes go only downward: a file under include/tilesort/ includes
-#     nothing of a higher level (device > block > warp > thread > detail;
+#     nothing of a higher level (host, distributed > device > block > warp >
+#     thread > detail;
 #     comparators.cuh and tilesort.cuh at the top are outside the ladder);
 #   * no header (include/, python/src) over 800 lines.
 # Prints every violation as file:line: what, and exits 1 if there is one.
@@ -19,7 +20,7 @@ roots = ["include", "python/src"]
 header_ext = (".cuh", ".h", ".hpp")
 source_ext = header_ext + (".cu", ".cpp", ".cc")
 max_lines = 800
-levels = {"detail": 1, "thread": 2, "warp": 3, "block": 4, "device": 5, "distributed": 6}
+levels = {"detail": 1, "thread": 2, "warp": 3, "block": 4, "device": 5, "distributed": 6, "host": 6}
 
 date = re.compile(r"\b(19|20)\d\d-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])\b")
 hex_word = re.compile(r"(?<![0-9A-Za-z_])(?<!0x)(?<!0X)[0-9a-f]{7,40}(?![0-9A-Za-z_])")

@@ -15,6 +15,11 @@
 #   scripts/gpu-check.sh all                    every phase in turn (no time limit of its own)
 #   scripts/gpu-check.sh nccl [cpp|python]      the distributed sort on every GPU (2 or 4): its tests,
 #                                               example, benchmark and Python test (see run_nccl)
+#   scripts/gpu-check.sh host                   the host sort alone (host/host_sort.cuh): builds only its
+#                                               tests and the benchmark, runs the tests
+#   scripts/gpu-check.sh host memcheck          compute-sanitizer memcheck on its tests' small cases
+#   scripts/gpu-check.sh host bench [ARGS...]   tilesort-bench --family host (default: 2^22 and 2^26
+#                                               keys in a 64 MiB budget; ARGS replace them)
 #
 # The parts that cover everything: sanitize memcheck, sanitize synccheck,
 # sanitize racecheck 1/4 to 4/4. Each phase ends with a summary that
@@ -58,7 +63,8 @@ configure() {
 }
 # Builds what is missing (a warm machine's second phase finds it built). The
 # tests come from a prebuilt archive when one is given.
-build() {  # build tests|bench...
+build() {  # build tests|bench|host_sort...
+  [ -n "${GPU_CHECK_BUILT:-}" ] && return 0
   local start=$SECONDS gtest_dir=third_party/googletest targets=() t
   [ -f $gtest_dir/CMakeLists.txt ] || gtest_dir=/usr/src/googletest
   if [ -n "${GPU_CHECK_PREBUILT:-}" ] && [ -f "$GPU_CHECK_PREBUILT" ]; then
@@ -79,6 +85,7 @@ build() {  # build tests|bench...
     case $t in
       tests) targets+=($(ninja -C build-gpu -t targets all | grep -oE '^tests/(gpu|host)_[a-z_]+' | sort -u)) ;;
       bench) targets+=(tilesort-bench) ;;
+      host_sort) targets+=($(ninja -C build-gpu -t targets all | grep -oE '^tests/(gpu|host)_host_sort[a-z_]*' | sort -u)) ;;
     esac
   done
   if ninja -C build-gpu -j "$(nproc)" -k 0 "${targets[@]}" >>"$OUT/build.log" 2>&1; then
@@ -191,6 +198,27 @@ run_bench() {
   [ $rc = 124 ] && rc="124 (TIMED OUT: the table is cut short)"
   note "bench ${args[*]}: rc=$rc ($((SECONDS - start)) s)"
   cat "$OUT/bench.txt"
+}
+
+# ------------------------------------------------------------------ host
+# The host sort's checks without the rest of the suite: its test binaries and
+# the benchmark are all that is built (GPU_CHECK_BUILT makes the phases
+# below skip their own build).
+run_host() {  # run_host [memcheck | bench [ARGS...]]
+  export GPU_CHECK_TESTS=${GPU_CHECK_TESTS:-host_sort}
+  case ${1:-} in
+    memcheck)
+      build host_sort || return
+      GPU_CHECK_BUILT=1 run_sanitize memcheck ;;
+    bench)
+      shift
+      build bench || return
+      [ $# -gt 0 ] || set -- --family host --sizes 2^22,2^26 --host-budget 2^26 --reps 2
+      GPU_CHECK_BUILT=1 run_bench "$@" ;;
+    *)
+      build host_sort bench || return
+      GPU_CHECK_BUILT=1 run_tests ;;
+  esac
 }
 
 # ------------------------------------------------------------------ python
@@ -413,6 +441,7 @@ case $phase in
   python) run_python "$@" ;;
   wheel) run_wheel "$@" ;;
   nccl) run_nccl "$@" ;;
+  host) run_host "$@" ;;
   all)
     deadline=$((1 << 30))
     run_tests

@@ -1,5 +1,5 @@
 // tilesort.cuh — everything in tilesort: the comparators and the thread,
-// warp, block and device levels.
+// warp, block, device and host levels.
 #pragma once
 
 #include "comparators.cuh"
@@ -16,12 +16,14 @@
 #include "device/segmented_sort.cuh"
 #include "device/sort.cuh"
 #include "device/sort_stats.cuh"
+#include "host/host_sort.cuh"
 
 /// @namespace tilesort
 /// GPU sorting primitives, one level per folder: comparators; thread-level
 /// networks (thread/); warp sorts in registers (warp/); block sorts with
 /// caller-owned shared memory (block/); device sorts with two-phase temp
-/// storage (device/). `#include <tilesort/tilesort.cuh>` brings in all of them.
+/// storage (device/); sorts of arrays in host memory (host/).
+/// `#include <tilesort/tilesort.cuh>` brings in all of them.
 
 /// @namespace tilesort::segments
 /// The ways to describe segments to tilesort::segmented_sort_keys and

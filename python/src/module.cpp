@@ -6,7 +6,8 @@
 // module only checks that the job is well formed and turns the library's
 // error code into a RuntimeError. One Python sort is one `sort` call (a
 // sort_job: prologue, library sort, epilogue), plus a size query the layer
-// remembers per shape.
+// remembers per shape. `host_sort` sorts keys in host memory (numpy
+// arrays, CPU tensors) through the library's host sort.
 //
 //   from tilesort import _ext
 //   job = _ext.SortJob(algo=_ext.Algorithm.ROWS, key_bytes=4, kind="i", keys_in=kin, keys_out=kout,
@@ -21,6 +22,7 @@
 #include <string>
 #include <utility>
 
+#include "host_call.h"
 #include "sort_call.h"
 
 namespace nb = nanobind;
@@ -116,6 +118,43 @@ bool sorts_in_place_of_rows(const job_request& request) {
   return true;
 }
 
+// The host sort of n keys (host memory, key_bytes each) with their int64
+// positions, in place, the GIL released meanwhile; `progress` (None or a
+// callable(done_bytes, total_bytes)) is called with the GIL held. A budget
+// too small is a ValueError, other failures a RuntimeError; an exception
+// from `progress` stops its calls and is raised as a RuntimeError after the
+// sort.
+void host_sort(std::uintptr_t keys, std::uintptr_t positions, std::int64_t n, int key_bytes, const std::string& kind,
+               std::uint64_t inf_bits, bool descending, std::size_t budget, nb::object progress) {
+  if (key_bytes != 1 && key_bytes != 2 && key_bytes != 4 && key_bytes != 8)
+    throw nb::value_error("tilesort: keys are 1, 2, 4 or 8 bytes");
+  if (kind != "u" && kind != "i" && kind != "f") throw nb::value_error("tilesort: kind is 'u', 'i' or 'f'");
+  tilesort_py::host_call call{pointer<void>(keys), pointer<std::int64_t>(positions), n, kind[0], inf_bits,
+                              descending, budget, {}};
+  std::string progress_error;
+  if (!progress.is_none()) {
+    call.progress = [&progress, &progress_error](std::size_t done, std::size_t total) {
+      nb::gil_scoped_acquire gil;
+      if (!progress_error.empty()) return;
+      try {
+        progress(done, total);
+      } catch (const nb::python_error& e) {
+        progress_error = e.what();
+      }
+    };
+  }
+  cudaError_t error = cudaSuccess;
+  {
+    nb::gil_scoped_release release;
+    error = tilesort_py::run_host_sort(key_bytes, call);
+  }
+  if (error == cudaErrorInvalidValue)
+    throw nb::value_error("tilesort: the host sort rejected the call (cudaErrorInvalidValue): the device memory "
+                          "budget is too small for this many keys");
+  check(error, "host sort");
+  if (!progress_error.empty()) throw std::runtime_error("tilesort: the progress callback failed: " + progress_error);
+}
+
 }  // namespace
 
 NB_MODULE(_ext, m) {
@@ -185,6 +224,11 @@ NB_MODULE(_ext, m) {
       },
       nb::arg("key_bytes"), nb::arg("kind"), nb::arg("inf_bits"), nb::arg("descending"), nb::arg("rank"),
       "Whether several keys share the rank: floating zero and NaN (host side; for tests of the order).");
+  m.def("host_sort", &host_sort, nb::arg("keys"), nb::arg("positions"), nb::arg("n"), nb::arg("key_bytes"),
+        nb::arg("kind"), nb::arg("inf_bits"), nb::arg("descending"), nb::arg("budget"), nb::arg("progress").none(),
+        "Sort n keys in host memory (their unsigned bits in the dtype's order) with their int64 positions, in "
+        "place, through tilesort::host_sort_pairs in `budget` bytes of device memory (0: the free memory less a "
+        "margin); see src/host_call.h.");
   m.def(
       "cuda_runtime_version",
       [] {

@@ -6,6 +6,9 @@ key-value sorts with any payload (``sort_pairs``) and a sort for nearly sorted
 input (``locality_sort``). Arrays go in without copies (torch, cupy, or any
 array with ``__dlpack__`` / ``__cuda_array_interface__``), results come back as
 the caller's array type, and the work runs on the caller's current stream.
+``sort``, ``argsort`` and ``sort_pairs`` also take numpy arrays and CPU tensors
+and sort them on the GPU through the host sort (any size, in a budget of
+device memory), returning host arrays.
 
     import torch, tilesort
     x = torch.randn(1 << 20, device="cuda")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from . import _core
+from . import _core, _host
 from ._arrays import backend_of
 
 SortResult = namedtuple("SortResult", ["values", "indices"])
@@ -50,7 +50,7 @@ def _use_op(be, x, needs_grad=False):
     return needs_grad and torch.is_grad_enabled() and x.requires_grad
 
 
-def sort(x, dim=-1, descending=False, stable=True, *, out=None):
+def sort(x, dim=-1, descending=False, stable=True, *, out=None, device_memory_budget=0, progress=False):
     """Sorts x along ``dim``; returns ``(values, indices)`` like ``torch.sort(x, stable=True)``.
 
     Any rank, every dtype of KEY_TYPES; indices are int64 positions along
@@ -58,9 +58,17 @@ def sort(x, dim=-1, descending=False, stable=True, *, out=None):
     torch), -0.0 equals +0.0, equal keys keep their order (the sort is always
     stable; ``stable`` is accepted for torch compatibility). ``out=(values,
     indices)`` writes into given arrays. Differentiable in ``values`` (torch).
+    A numpy array or a CPU tensor is sorted on the GPU through the host sort
+    (see _host.py: ``device_memory_budget=`` bytes, ``progress=True`` for a
+    tqdm bar) and the results are host arrays of its type: numpy's
+    ``kind="stable"`` result bit for bit.
 
         values, indices = tilesort.sort(torch.randn(4096, 1000, device="cuda"), descending=True)
+        values, indices = tilesort.sort(np.random.rand(1 << 28), device_memory_budget=4 << 30)
     """
+    if _host.host_kind(x) is not None:
+        return SortResult(*_host.sort("sort", x, dim, descending, out=out, device_memory_budget=device_memory_budget,
+                                      progress=progress))
     be, native = _prepare("sort", x)
     dim = _core.normalize_dim(native, dim, "sort")
     if out is None and _use_op(be, native, needs_grad=True):
@@ -73,11 +81,16 @@ def sort(x, dim=-1, descending=False, stable=True, *, out=None):
     return SortResult(be.wrap_like(x, values), be.wrap_like(x, indices))
 
 
-def argsort(x, dim=-1, descending=False, stable=True, *, out=None):
+def argsort(x, dim=-1, descending=False, stable=True, *, out=None, device_memory_budget=0, progress=False):
     """The int64 indices that sort x along ``dim``: ``sort(x, ...)[1]``, like ``torch.argsort(x, stable=True)``.
+
+    Host arrays (numpy, CPU tensors) as in ``sort``.
 
         order = tilesort.argsort(scores, dim=1, descending=True)
     """
+    if _host.host_kind(x) is not None:
+        return _host.sort("argsort", x, dim, descending, out=out, keep_keys=False,
+                          device_memory_budget=device_memory_budget, progress=progress)[0]
     be, native = _prepare("argsort", x)
     dim = _core.normalize_dim(native, dim, "argsort")
     if out is None and _use_op(be, native):
@@ -88,13 +101,19 @@ def argsort(x, dim=-1, descending=False, stable=True, *, out=None):
     return be.wrap_like(x, indices)
 
 
-def sort_pairs(keys, values, dim=-1, descending=False, *, out=None):
+def sort_pairs(keys, values, dim=-1, descending=False, *, out=None, device_memory_budget=0, progress=False):
     """Sorts keys along ``dim`` and carries values (same shape, any dtype of 1-8 bytes) with them.
 
     Returns ``(keys, values)``; stable. ``out=(keys, values)`` writes into given arrays.
+    Host arrays (numpy, CPU tensors; values of the same kind) as in ``sort``.
 
         k, v = tilesort.sort_pairs(scores, token_ids, descending=True)
     """
+    if _host.host_kind(keys) is not None:
+        if values is None:
+            _core.fail(TypeError, "sort_pairs", "`values` is required (use tilesort.sort for keys alone)")
+        return PairsResult(*_host.sort("sort_pairs", keys, dim, descending, values, out=out, keep_indices=False,
+                                       device_memory_budget=device_memory_budget, progress=progress))
     be, native = _prepare("sort_pairs", keys, "keys")
     payload = _native_payload(be, native, values, "sort_pairs")
     if payload is None:

@@ -291,4 +291,5 @@ def backend_of(x, function, argument):
         raise TypeError(f"tilesort.{function}: `{argument}` is a {type(x).__name__}; tilesort reads such arrays "
                         f"through torch or cupy, and neither is installed (pip install torch, or cupy-cuda13x)")
     raise TypeError(f"tilesort.{function}: `{argument}` must be a CUDA array (torch.Tensor, cupy.ndarray, or an "
-                    f"array with __dlpack__ / __cuda_array_interface__), not {type(x).__name__}")
+                    f"array with __dlpack__ / __cuda_array_interface__), not {type(x).__name__} (sort, argsort and "
+                    f"sort_pairs also take numpy arrays and CPU tensors)")

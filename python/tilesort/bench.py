@@ -15,6 +15,10 @@ median of --reps after --warmups. Families:
   small   per-call time of small calls (one row of 1024, 1000 rows of 32, 1-D
           arrays of 2^10 and 2^16; --types): event-timed ("lat") and host wall
           clock over back-to-back calls ("wall")
+  host    numpy arrays and CPU tensors of --host-sizes keys (--types) sorted on the GPU
+          through the host sort (--host-budget bytes of device memory), beside
+          numpy.sort(kind="stable") and torch.sort(stable=True) on the CPU: host wall clock
+          of one call, the copies included, median of --reps (at most 3 above 2^26 keys)
 Progress goes to stderr, the table to stdout; --json writes every measurement
 in tilesort-bench's format (bench/plot.py draws it).
 
@@ -270,6 +274,45 @@ class Bench:
                               ("tilesort.sort", lambda: tilesort.sort(x)), [("torch.sort", lambda: torch.sort(x))],
                               mode)
 
+    def host(self):
+        import numpy as np
+
+        torch = self.torch
+        budget = self.args.host_budget
+
+        def wall(call, n):
+            reps = self.args.reps if n <= 1 << 26 else min(self.args.reps, 3)
+            call()
+            times = []
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                call()
+                times.append((time.perf_counter() - t0) * 1e3)
+            return times
+
+        for dtype in self.args.types:
+            for n in self.args.host_sizes:
+                x = random_keys(torch, (n,), dtype).cpu()
+                a = x.numpy() if dtype != "bfloat16" else None
+                print(f"host: {dtype} n={n}", file=sys.stderr)
+                mine = self.record("python-host", "sort (values, indices)", dtype, n, "random", "tilesort.sort",
+                                   "tilesort", "wall", wall(lambda: tilesort.sort(x, device_memory_budget=budget), n),
+                                   note=f"CPU tensor, device_memory_budget={budget}")
+                theirs = [("torch.sort (CPU, stable)", lambda: torch.sort(x, stable=True))]
+                if a is not None:
+                    theirs.append(("numpy.sort(kind=stable)", lambda: np.sort(a, kind="stable")))
+                    mine_np = self.record("python-host", "numpy sort", dtype, n, "random", "tilesort.sort (numpy)",
+                                          "tilesort", "wall",
+                                          wall(lambda: tilesort.sort(a, device_memory_budget=budget), n))
+                for impl, call in theirs:
+                    row = self.record("python-host", "sort (values, indices)", dtype, n, "random", impl, "alt",
+                                      "wall", wall(call, n))
+                    ours = mine_np if impl.startswith("numpy") else mine
+                    row["tilesort_impl"] = ours["impl"]
+                    row["tilesort_gkeys_per_s"] = ours["gkeys_per_s"]
+                    row["speedup"] = row["median_ms"] / ours["median_ms"]
+                del x, a
+
     def meta(self):
         torch = self.torch
         props = torch.cuda.get_device_properties(0)
@@ -295,12 +338,16 @@ def table(results):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tilesort.bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--family", default="rows,ragged,1d,small", help="comma list of rows, dims, ragged, 1d, small")
+    parser.add_argument("--family", default="rows,ragged,1d,small",
+                        help="comma list of rows, dims, ragged, 1d, small, host")
     parser.add_argument("--types", default="int32,float32,int64", help="key dtypes (comma list)")
     parser.add_argument("--lengths", default=",".join(map(str, LENGTHS)), help="row lengths (rows family)")
     parser.add_argument("--sizes", default="2^10,2^12,2^14,2^16,2^18,2^20,2^22,2^24,2^26,2^28",
                         help="array sizes (1d family), e.g. 2^20,1000")
     parser.add_argument("--dists", default="random", help="1d family: comma list of random, sorted, nearly")
+    parser.add_argument("--host-sizes", default="2^20,2^24,2^26,2^28", help="array sizes (host family)")
+    parser.add_argument("--host-budget", type=int, default=4 << 30,
+                        help="host family: device_memory_budget in bytes (0: the free device memory)")
     parser.add_argument("--against", default="torch,cupy", help="alternatives besides torch: cupy")
     parser.add_argument("--max-padded", type=int, default=1 << 28,
                         help="largest padded matrix (keys) the padded torch workaround may allocate")
@@ -313,6 +360,7 @@ def main(argv=None):
     args.types = args.types.split(",")
     args.lengths = [int(v) for v in args.lengths.split(",")]
     args.sizes = parse_sizes(args.sizes)
+    args.host_sizes = parse_sizes(args.host_sizes)
     args.dists = args.dists.split(",")
     if any(d not in ("random", "sorted", "nearly") for d in args.dists):
         parser.error("--dists: random, sorted, nearly")
@@ -327,7 +375,7 @@ def main(argv=None):
         return 2
     bench = Bench(args)
     families = {"rows": bench.rows, "dims": bench.dims, "ragged": bench.ragged, "1d": bench.one_d,
-                "small": bench.small}
+                "small": bench.small, "host": bench.host}
     for family in args.family.split(","):
         families[family]()
     print(table(bench.results))

@@ -2,7 +2,7 @@
 // a user would: the tile levels (warp_sort, block_sort, block_bitonic_sort) in
 // kernels, and every device sort (merge, bitonic, locality, segmented; keys and
 // pairs; two-phase and allocating forms) with tilesort::less, tilesort::greater
-// and a user comparator.
+// and a user comparator, and the host sort once.
 // scripts/check-warnings.sh compiles it with the flag sets users commonly pass
 // and fails on any warning from tilesort's headers. It is compiled, never run.
 #include <tilesort/tilesort.cuh>
@@ -84,8 +84,15 @@ cudaError_t device_sorts(int* keys, float* values, std::int64_t n, cudaStream_t 
   return cudaGetLastError();
 }
 
+// The host level once: pairs (the values' path) under the user comparator
+// (sampled splitters, the front door's comparison sorts).
+cudaError_t host_sorts(int* h_keys, float* h_values, std::int64_t n) {
+  return tilesort::host_sort_pairs(h_keys, h_values, n, by_magnitude{});
+}
+
 }  // namespace
 
 cudaError_t instantiate_all(int* keys, float* values, std::int64_t n, cudaStream_t stream) {
-  return device_sorts(keys, values, n, stream);
+  TILESORT_RETURN_IF_ERROR(device_sorts(keys, values, n, stream));
+  return host_sorts(keys, values, n);
 }

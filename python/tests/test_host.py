@@ -1,0 +1,150 @@
+"""Host arrays (numpy, CPU torch tensors) through the host sort: numpy's kind="stable" result bit for bit
+(NaN last, -0.0 and +0.0 in input order), torch.sort(stable=True)'s for tensors, in core and out of core
+(small device_memory_budget), rows along any dim, pairs, out=, progress, and the errors."""
+
+import pytest
+
+import tilesort
+
+np = pytest.importorskip("numpy", reason="numpy is not installed: the host-array tests skip")
+
+OUT_OF_CORE = 16 << 20  # bytes of device memory: 2^22 keys of 4 bytes with positions need two passes
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    try:
+        tilesort.sort(np.array([2, 1], dtype=np.int32))
+    except RuntimeError as error:
+        pytest.skip(f"no usable CUDA device: the host-array tests skip ({error})")
+
+
+def keys_of(dtype, n, seed=1):
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        x = rng.standard_normal(n).astype(dtype)
+        x[rng.integers(0, n, n // 50)] = np.nan
+        x[rng.integers(0, n, n // 50)] = 0.0
+        x[rng.integers(0, n, n // 50)] = -0.0
+        x[rng.integers(0, n, n // 100)] = np.inf
+        return x
+    if dtype.kind == "b":
+        return rng.integers(0, 2, n).astype(bool)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+
+
+def same_bits(a, b):
+    width = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
+    return a.shape == b.shape and np.array_equal(np.ascontiguousarray(a).view(width), np.ascontiguousarray(b).view(width))
+
+
+def tensor_bits(torch, t):
+    return t.view({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+
+
+DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "float16", "int32", "uint32", "float32", "int64", "uint64",
+          "float64"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_numpy_in_core(gpu, dtype):
+    x = keys_of(dtype, 100003)
+    before = x.copy()
+    values, indices = tilesort.sort(x)
+    order = np.argsort(x, kind="stable")
+    assert isinstance(values, np.ndarray) and indices.dtype == np.int64
+    assert np.array_equal(indices, order)
+    assert same_bits(values, x[order])
+    assert same_bits(x, before)  # the input is not written
+    assert np.array_equal(tilesort.argsort(x), order)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint16"])
+def test_numpy_out_of_core(gpu, dtype):
+    x = keys_of(dtype, 1 << 22, seed=2)
+    values, indices = tilesort.sort(x, device_memory_budget=OUT_OF_CORE)
+    order = np.argsort(x, kind="stable")
+    assert np.array_equal(indices, order)
+    assert same_bits(values, x[order])
+
+
+def test_few_distinct_out_of_core_is_stable(gpu):
+    x = np.random.default_rng(3).integers(0, 5, 1 << 22).astype(np.int32)
+    assert np.array_equal(tilesort.argsort(x, device_memory_budget=OUT_OF_CORE), np.argsort(x, kind="stable"))
+
+
+def test_descending(gpu):
+    x = keys_of("int32", 100000)
+    values, indices = tilesort.sort(x, descending=True)
+    order = np.argsort(~x, kind="stable")  # ~ reverses the order of every integer
+    assert np.array_equal(indices, order) and np.array_equal(values, x[order])
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_rows(gpu, dim):
+    x = keys_of("float32", 300 * 1000).reshape(300, 1000)
+    values, indices = tilesort.sort(x, dim=dim)
+    order = np.argsort(x, axis=dim, kind="stable")
+    assert np.array_equal(indices, order)
+    assert same_bits(values, np.take_along_axis(x, order, axis=dim))
+
+
+def test_pairs_and_out(gpu):
+    keys = keys_of("int16", 200000)
+    payload = np.random.default_rng(4).standard_normal(200000)
+    out_keys, out_values = np.empty_like(keys), np.empty_like(payload)
+    k, v = tilesort.sort_pairs(keys, payload, out=(out_keys, out_values), device_memory_budget=OUT_OF_CORE)
+    order = np.argsort(keys, kind="stable")
+    assert k is out_keys and v is out_values
+    assert np.array_equal(out_keys, keys[order]) and np.array_equal(out_values, payload[order])
+
+
+def test_progress_callback(gpu):
+    calls = []
+    tilesort.sort(keys_of("uint32", 1 << 21), device_memory_budget=OUT_OF_CORE,
+                  progress=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1][0] == calls[-1][1] > 0
+    assert all(a[0] <= b[0] for a, b in zip(calls, calls[1:]))
+
+
+def test_torch_cpu_tensors(gpu, torch):
+    for dtype in (torch.float32, torch.bfloat16, torch.int64, torch.float16):
+        x = torch.randn(1 << 20).to(dtype) if dtype.is_floating_point else torch.randint(-1000, 1000, (1 << 20,))
+        if dtype.is_floating_point:
+            x[::97] = float("nan")
+            x[::89] = -0.0
+        for pinned in (False, True):
+            y = x.pin_memory() if pinned else x
+            values, indices = tilesort.sort(y, device_memory_budget=OUT_OF_CORE)
+            ref_values, ref_indices = torch.sort(y, stable=True)
+            assert values.device.type == "cpu" and values.dtype == dtype
+            assert torch.equal(indices, ref_indices)
+            assert torch.equal(tensor_bits(torch, values), tensor_bits(torch, ref_values))
+            values, indices = tilesort.sort(y, descending=True)
+            ref_values, ref_indices = torch.sort(y, descending=True, stable=True)
+            assert torch.equal(indices, ref_indices)
+            assert torch.equal(tensor_bits(torch, values), tensor_bits(torch, ref_values))
+
+
+def test_errors(gpu):
+    x = keys_of("float32", 1 << 22)
+    before = x.copy()
+    with pytest.raises(ValueError, match="device_memory_budget=65536 bytes is too small"):
+        tilesort.sort(x, device_memory_budget=1 << 16)
+    assert same_bits(x, before)
+    with pytest.raises(TypeError, match="keys may be bool"):
+        tilesort.sort(np.array([1 + 2j, 3j]))
+    with pytest.raises(TypeError, match="keys may be bool"):
+        tilesort.sort(np.array([object(), object()]))
+    with pytest.raises(TypeError, match="non-native byte order"):
+        tilesort.sort(np.arange(10, dtype=">i4"))
+    with pytest.raises(ValueError, match="dim=3 is out of range"):
+        tilesort.sort(x, dim=3)
+    with pytest.raises(ValueError, match="device_memory_budget=-1"):
+        tilesort.sort(x, device_memory_budget=-1)
+    with pytest.raises(TypeError, match="values"):
+        tilesort.sort_pairs(x, None)
+    with pytest.raises(ValueError, match="out= takes 2"):
+        tilesort.sort(x, out=(np.empty_like(x),))

@@ -1,0 +1,119 @@
+// GPU tests for host/host_sort.cuh, the contract around the sort: bad
+// arguments, a budget too small, a device pointer, a scratch too small or
+// not pinned (cudaErrorInvalidValue, array untouched); each allocation made
+// to fail in turn (cudaErrorMemoryAllocation, array untouched, nothing
+// leaked: the next call sorts); n = 0 and 1; the caller's pinned scratch and
+// stream; the progress callback.
+#include <tilesort/host/host_sort.cuh>
+
+#include "common/host_sort_cases.cuh"
+
+namespace {
+
+using namespace tilesort_test;
+
+TEST(HostSortErrors, BadArgumentsLeaveTheArrayUntouched) {
+  REQUIRE_GPU();
+  SKIP_HOST_SORT_UNDER_RACECHECK();
+  std::vector<std::uint32_t> keys = make_keys<std::uint32_t>(1000, distribution::random, fresh_seed());
+  const std::vector<std::uint32_t> in = keys;
+  std::vector<std::uint32_t> values(keys.size());
+  EXPECT_EQ(cudaErrorInvalidValue, tilesort::host_sort_keys(keys.data(), -1));
+  EXPECT_EQ(cudaErrorInvalidValue, tilesort::host_sort_keys(static_cast<std::uint32_t*>(nullptr), 5));
+  EXPECT_EQ(cudaErrorInvalidValue,
+            tilesort::host_sort_pairs(keys.data(), static_cast<std::uint32_t*>(nullptr), std::int64_t(keys.size())));
+  EXPECT_EQ(cudaSuccess, tilesort::host_sort_keys(static_cast<std::uint32_t*>(nullptr), 0));
+  EXPECT_EQ(cudaSuccess, tilesort::host_sort_keys(keys.data(), 1));
+  EXPECT_EQ(in, keys);
+  std::uint32_t* d_keys = nullptr;
+  CUDA_ASSERT(cudaMalloc(&d_keys, 1000 * sizeof(std::uint32_t)));
+  EXPECT_EQ(cudaErrorInvalidValue, tilesort::host_sort_keys(d_keys, 1000));
+  CUDA_ASSERT(cudaFree(d_keys));
+}
+
+TEST(HostSortErrors, BudgetTooSmall) {
+  REQUIRE_GPU();
+  SKIP_HOST_SORT_UNDER_RACECHECK();
+  const std::size_t n = std::size_t(1) << 22;
+  std::vector<std::uint32_t> keys = make_keys<std::uint32_t>(n, distribution::random, fresh_seed());
+  const std::vector<std::uint32_t> in = keys;
+  tilesort::host_sort_options options;
+  options.device_memory_budget = std::size_t(256) << 10;
+  EXPECT_EQ(cudaErrorInvalidValue, tilesort::host_sort_keys(keys.data(), std::int64_t(n), tilesort::less{}, options));
+  EXPECT_EQ(in, keys);
+}
+
+TEST(HostSortErrors, ScratchTooSmallOrNotPinned) {
+  REQUIRE_GPU();
+  SKIP_HOST_SORT_UNDER_RACECHECK();
+  const std::size_t n = out_of_core_items();
+  std::vector<std::uint32_t> keys = make_keys<std::uint32_t>(n, distribution::random, fresh_seed());
+  const std::vector<std::uint32_t> in = keys;
+  const std::size_t bytes = tilesort::host_sort_scratch_bytes<std::uint32_t>(std::int64_t(n));
+  tilesort::host_sort_options options;
+  options.device_memory_budget = small_budget();
+  std::vector<unsigned char> pageable(bytes);
+  options.host_scratch = pageable.data();
+  options.host_scratch_bytes = bytes;
+  EXPECT_EQ(cudaErrorInvalidValue, tilesort::host_sort_keys(keys.data(), std::int64_t(n), tilesort::less{}, options));
+  void* pinned = nullptr;
+  CUDA_ASSERT(cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault));
+  options.host_scratch = pinned;
+  options.host_scratch_bytes = bytes - 1;
+  EXPECT_EQ(cudaErrorInvalidValue, tilesort::host_sort_keys(keys.data(), std::int64_t(n), tilesort::less{}, options));
+  EXPECT_EQ(in, keys);
+  // The caller's scratch and stream, twice (the scratch is reused).
+  cudaStream_t stream = nullptr;
+  CUDA_ASSERT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  options.host_scratch_bytes = bytes;
+  options.stream = stream;
+  for (int round = 0; round < 2; ++round) {
+    keys = in;
+    ASSERT_EQ(cudaSuccess, tilesort::host_sort_keys(keys.data(), std::int64_t(n), tilesort::less{}, options));
+    expect_stable_sorted(in, keys, tilesort::less{});
+  }
+  CUDA_ASSERT(cudaStreamDestroy(stream));
+  CUDA_ASSERT(cudaFreeHost(pinned));
+}
+
+// Allocations, in order: the device memory, the pinned scratch and the
+// bucket table (out of core), the staging buffers (pageable arrays).
+TEST(HostSortErrors, InjectedFailedAllocationLeavesTheArrayUntouched) {
+  REQUIRE_GPU();
+  SKIP_HOST_SORT_UNDER_RACECHECK();
+  const std::size_t n = out_of_core_items();
+  std::vector<std::uint32_t> keys = make_keys<std::uint32_t>(n, distribution::random, fresh_seed());
+  const std::vector<std::uint32_t> in = keys;
+  tilesort::host_sort_options options;
+  options.device_memory_budget = small_budget();
+  for (int failing = 0; failing < 5; ++failing) {
+    SCOPED_TRACE(failing);
+    tilesort::detail::host_sort_failing_allocation = failing;
+    EXPECT_EQ(cudaErrorMemoryAllocation,
+              tilesort::host_sort_keys(keys.data(), std::int64_t(n), tilesort::less{}, options));
+    tilesort::detail::host_sort_failing_allocation = -1;
+    EXPECT_EQ(in, keys);
+    CUDA_EXPECT(cudaGetLastError());
+  }
+  tilesort::detail::host_sort_failing_allocation = 5;  // past the last: nothing fails
+  EXPECT_EQ(cudaSuccess, tilesort::host_sort_keys(keys.data(), std::int64_t(n), tilesort::less{}, options));
+  tilesort::detail::host_sort_failing_allocation = -1;
+  expect_stable_sorted(in, keys, tilesort::less{});
+}
+
+TEST(HostSortErrors, ProgressReachesTheTotal) {
+  REQUIRE_GPU();
+  SKIP_HOST_SORT_UNDER_RACECHECK();
+  const std::size_t n = out_of_core_items();
+  std::vector<std::uint32_t> keys = make_keys<std::uint32_t>(n, distribution::random, fresh_seed());
+  progress_record progress;
+  tilesort::host_sort_options options;
+  options.device_memory_budget = small_budget();
+  options.progress = progress.callback();
+  ASSERT_EQ(cudaSuccess, tilesort::host_sort_keys(keys.data(), std::int64_t(n), tilesort::less{}, options));
+  progress.expect_complete();
+  EXPECT_GE(progress.last_total, 4 * n * sizeof(std::uint32_t));
+  EXPECT_GT(progress.calls, 4u);
+}
+
+}  // namespace
