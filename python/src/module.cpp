@@ -214,14 +214,6 @@ NB_MODULE(_ext, m) {
       },
       nb::arg("key_bytes"), nb::arg("kind"), nb::arg("inf_bits"), nb::arg("descending"), nb::arg("rank"),
       "Whether several keys share the rank: floating zero and NaN (host side; for tests of the order).");
-  m.def(
-      "cuda_runtime_version",
-      [] {
-        int version = 0;
-        check(cudaRuntimeGetVersion(&version), "cudaRuntimeGetVersion");
-        return version;
-      },
-      "The CUDA runtime version the extension was built against and runs with.");
   m.attr("version") = TILESORT_VERSION;
   m.attr("cuda_architectures") = tilesort_py::cuda_architectures();
   m.def("device_facts", &device_facts,
