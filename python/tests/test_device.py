@@ -79,8 +79,9 @@ def test_unsupported_architecture_message():
 
 def test_old_driver_message():
     message = _device.problem(facts((9, 0), driver=12040, probe="cudaErrorInsufficientDriver"), WHEEL)
-    assert "the NVIDIA driver supports CUDA 12.4, older than the CUDA 13.0 runtime" in message
-    assert "driver: CUDA 12.4" in message and "from source" in message
+    assert "the NVIDIA driver supports CUDA 12.4, older than the CUDA 13.0 runtime built in" in message
+    assert "driver: CUDA 12.4" in message and "Install a driver for CUDA 13.x" in message
+    assert "from source with a CUDA toolkit this driver supports" in message
     assert "no NVIDIA driver" in _device.problem(facts((0, 0), driver=0, probe="cudaErrorNoDevice"), WHEEL)
 
 

@@ -85,22 +85,25 @@ def problem(facts, entries):
     """
     driver, runtime = facts["driver"], facts["runtime"]
     major, minor = facts["capability"]
+    source = "`pip install --no-binary tilesort tilesort`, or `pip install .` in a tilesort checkout"
     if driver // 1000 < runtime // 1000:
         found = f"CUDA {cuda_version(driver)}" if driver else "no NVIDIA driver"
-        reason = (f"the NVIDIA driver supports {found}, older than the CUDA {cuda_version(runtime)} runtime built "
-                  f"into tilesort: install a driver for CUDA {runtime // 1000}.x or newer")
-    elif (major, minor) != (0, 0) and not runs_on((major, minor), entries):
-        reason = f"it holds no GPU code that runs on compute capability {major}.{minor}"
-    elif facts["probe"] != "cudaSuccess":
-        reason = f"its GPU code does not load there ({facts['probe']})"
+        reason = f"the NVIDIA driver supports {found}, older than the CUDA {cuda_version(runtime)} runtime built in"
+        remedy = (f"Install a driver for CUDA {runtime // 1000}.x or newer, or build tilesort from source with a "
+                  f"CUDA toolkit this driver supports (nvcc and CMake >= 3.25): {source}")
     else:
-        return None
+        if (major, minor) != (0, 0) and not runs_on((major, minor), entries):
+            reason = f"none of its GPU code runs on compute capability {major}.{minor}"
+        elif facts["probe"] != "cudaSuccess":
+            reason = f"its GPU code does not load there ({facts['probe']})"
+        else:
+            return None
+        remedy = (f"Build tilesort from source for this GPU (nvcc and CMake >= 3.25; it compiles for the GPU it "
+                  f"finds): {source}")
     gpu = f"GPU {facts['device']} ({facts['name'] or 'name unknown'}, compute capability {major}.{minor})"
     return (f"tilesort {_ext.version} cannot run on {gpu}: {reason}. This build holds GPU code for "
             f"{describe(entries)}; driver: CUDA {cuda_version(driver) if driver else 'none'}, runtime: CUDA "
-            f"{cuda_version(runtime)} (built in). Build tilesort from source for this GPU (nvcc and CMake >= 3.25 "
-            f"needed; it compiles for the GPU it finds): `pip install --no-binary tilesort tilesort`, or "
-            f"`pip install .` in a tilesort checkout.")
+            f"{cuda_version(runtime)} (built in). {remedy}.")
 
 
 def require(device):
