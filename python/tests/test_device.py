@@ -82,6 +82,9 @@ def test_old_driver_message():
     assert "the NVIDIA driver supports CUDA 12.4, older than the CUDA 13.0 runtime built in" in message
     assert "driver: CUDA 12.4" in message and "Install a driver for CUDA 13.x" in message
     assert "from source with a CUDA toolkit this driver supports" in message
+    unqueried = dict(facts((0, 0), driver=12040, probe="cudaErrorInsufficientDriver"), device=-1)
+    assert "cannot run on the GPU (the runtime cannot query it: cudaErrorInsufficientDriver)" in _device.problem(
+        unqueried, WHEEL)
     assert "no NVIDIA driver" in _device.problem(facts((0, 0), driver=0, probe="cudaErrorNoDevice"), WHEEL)
 
 

@@ -2,9 +2,10 @@
 
 Contract: every check of the arguments runs before anything is allocated or
 launched, and the check that this build runs on the device (``_device``,
-once per device) before the first launch, so a rejected call writes nothing. One sort is one extension call (a sort job,
-src/sort_call.h) on the caller's stream, with outputs and temp storage from
-the caller's allocator; the temp size is asked once per shape and remembered.
+once per device) before the first launch, so a rejected call writes nothing.
+One sort is one extension call (a sort job, src/sort_call.h) on the caller's
+stream, with outputs and temp storage from the caller's allocator; the temp
+size is asked once per shape and remembered.
 In the job, keys of 1 or 2 bytes and floating keys (FLOAT_RANKS) sort as
 their ranks in the dtype order (unsigned integers of 4 or 8 bytes, src/
 dtype_order.cuh) and come back as their original bits by the rank's

@@ -18,6 +18,7 @@ error code from a kernel launch.
 
 from __future__ import annotations
 
+import importlib
 import re
 
 from . import _ext
@@ -100,7 +101,10 @@ def problem(facts, entries):
             return None
         remedy = (f"Build tilesort from source for this GPU (nvcc and CMake >= 3.25; it compiles for the GPU it "
                   f"finds): {source}")
-    gpu = f"GPU {facts['device']} ({facts['name'] or 'name unknown'}, compute capability {major}.{minor})"
+    if facts["device"] >= 0 and (major, minor) != (0, 0):
+        gpu = f"GPU {facts['device']} ({facts['name']}, compute capability {major}.{minor})"
+    else:
+        gpu = f"the GPU (the runtime cannot query it: {facts['probe']})"
     return (f"tilesort {_ext.version} cannot run on {gpu}: {reason}. This build holds GPU code for "
             f"{describe(entries)}; driver: CUDA {cuda_version(driver) if driver else 'none'}, runtime: CUDA "
             f"{cuda_version(runtime)} (built in). {remedy}.")
@@ -125,21 +129,21 @@ def show_config(file=None):
     The version, the CUDA runtime built in, the GPU code in the binary, whether the NCCL module
     (tilesort.distributed) is present, the driver, and the current device's check (``problem``).
     """
-    import importlib
-
     try:
         importlib.import_module("tilesort._nccl")
         nccl = "present"
     except ImportError as error:
         nccl = "absent" if getattr(error, "name", None) == "tilesort._nccl" else f"present, does not load ({error})"
     facts = _ext.device_facts()
-    if facts["device"] < 0 or facts["capability"] == (0, 0):
-        device = f"none usable ({facts['probe']})"
-    else:
+    message = problem(facts, _ext.cuda_architectures)
+    if not facts["driver"]:
+        device = "none (no NVIDIA driver)"
+    elif facts["device"] >= 0 and facts["capability"] != (0, 0):
         major, minor = facts["capability"]
-        message = problem(facts, _ext.cuda_architectures)
         device = (f"{facts['device']}, {facts['name']}, compute capability {major}.{minor}: "
                   + ("supported" if message is None else f"NOT SUPPORTED: {message}"))
+    else:
+        device = f"none usable ({facts['probe']})" + (f": {message}" if message is not None else "")
     lines = [
         f"tilesort {_ext.version}",
         f"CUDA runtime: {cuda_version(facts['runtime'])} (linked statically)",
