@@ -8,10 +8,11 @@
 #   scripts/gpu-check.sh bench [ARGS...]        build if needed, tilesort-bench ARGS (default --quick)
 #   scripts/gpu-check.sh python [bench ARGS]    build and test the Python package (python/), or
 #                                               run its example and benchmark
-#   scripts/gpu-check.sh wheel [bench ARGS]     build the wheel (sm_80/90/100 + PTX; about 280 s on 16
-#                                               cores), install it into a fresh venv with no nvcc or
-#                                               cmake on PATH and run the package's tests there; with
-#                                               bench, then the Python benchmark from that venv
+#   scripts/gpu-check.sh wheel [bench ARGS]     the wheel of python3's tag from dist/ (carried), else
+#                                               built (sm_80/90/100 + PTX; about 280 s on 16 cores),
+#                                               installed into a fresh venv with no nvcc or cmake on
+#                                               PATH, the package's tests run there; with bench, then
+#                                               the Python benchmark from that venv
 #   scripts/gpu-check.sh all                    every phase in turn (no time limit of its own)
 #   scripts/gpu-check.sh nccl [cpp|python]      the distributed sort on every GPU (2 or 4): its tests,
 #                                               example, benchmark and Python test (see run_nccl)
@@ -261,17 +262,20 @@ run_python() {  # run_python [bench ARGS...]
 }
 
 # ------------------------------------------------------------------ wheel
-# scripts/build-wheel.sh offline (nanobind and scikit-build-core from .whl/),
+# The wheel of python3's tag in dist/ (e.g. the cp312 one of a release set
+# from scripts/build-wheel.sh --all-pythons, carried), else one built here by
+# scripts/build-wheel.sh offline (nanobind and scikit-build-core from .whl/);
 # then scripts/test-wheel.sh: a fresh venv, the wheel installed as a user
 # would, the package's tests. A warm machine keeps dist/ and skips the build.
 run_wheel() {  # run_wheel [bench ARGS...]
-  local start=$SECONDS rc wheel venv
+  local start=$SECONDS rc wheel venv tag
   install_carried_wheels "$OUT/wheel.log"
-  wheel=$(ls dist/tilesort-*.whl 2>/dev/null | head -1)
+  tag=$(python3 -c "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')")
+  wheel=$(ls dist/tilesort-*-"$tag"-"$tag"-*.whl 2>/dev/null | head -1)
   if [ -z "$wheel" ]; then
     PYTHONPATH=/tmp/site timeout "$(left)" scripts/build-wheel.sh --offline >>"$OUT/wheel.log" 2>&1
     rc=$?
-    wheel=$(ls dist/tilesort-*.whl 2>/dev/null | head -1)
+    wheel=$(ls dist/tilesort-*-"$tag"-"$tag"-*.whl 2>/dev/null | head -1)
     note "wheel build: rc=$rc, ${wheel:-no wheel} ($((SECONDS - start)) s)"
     [ -n "$wheel" ] || return
   fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Build the Python package (python/, nanobind + scikit-build-core) into a
-# target directory and run its tests. Works offline: the build uses the
+# Build the Python package (python/, pyproject.toml at the root; nanobind +
+# scikit-build-core) into a target directory and run its tests. Works offline: the build uses the
 # current environment (--no-build-isolation), so nanobind, scikit-build-core
 # and pytest must be importable (pip install, or the wheels of
 # scripts/fetch-python-wheels.sh on PYTHONPATH). GPU tests skip with a message
@@ -14,7 +14,7 @@ python=${PYTHON:-python3}
 site=${SITE_DIR:-$PWD/build-python/site}
 export CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-$(nproc)}
 start=$(date +%s)
-"$python" -m pip install --no-build-isolation --no-deps --no-index --upgrade --target "$site" ${PIP_ARGS:-} ./python
+"$python" -m pip install --no-build-isolation --no-deps --no-index --upgrade --target "$site" ${PIP_ARGS:-} .
 echo "test-python: built and installed into $site in $(( $(date +%s) - start )) s (-j $CMAKE_BUILD_PARALLEL_LEVEL)" >&2
 rc=0
 PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" "$python" -m pytest python/tests -ra "$@" || rc=$?

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Install a tilesort wheel (scripts/build-wheel.sh) as a user would and run the
 # package's tests (python/tests) against the installed copy:
-#   scripts/test-wheel.sh dist/tilesort-0.1.0-cp312-cp312-linux_x86_64.whl [pytest args...]
+#   scripts/test-wheel.sh dist/tilesort-0.1.0-cp312-cp312-manylinux_2_34_x86_64.whl [pytest args...]
+# The wheel's Python (its cpXY tag): python3 where that is its version, else
+# pyenv's newest 3.Y, else python3.Y on PATH (PYTHON names one).
 # A fresh virtual environment, made with --system-site-packages so that the
 # machine's torch, cupy and numpy are visible (the GPU machine has no network
 # to install them into the venv), on a PATH with no nvcc and no cmake (the
 # PATH directories that hold them are replaced by copies of links without
 # them; checked with `command -v`), PYTHONPATH unset. The wheel goes in with
-# `pip install --no-index --no-deps`; pytest, where the machine has none, from
-# the wheels in WHEEL_DIR (default .whl/, scripts/fetch-python-wheels.sh).
+# `pip install --no-index --no-deps`; pytest and numpy (the host tests), where
+# the machine has none, from the wheels in WHEEL_DIR (default .whl/,
+# scripts/fetch-python-wheels.sh) where it exists, else from the package index.
 # The tests run from a copy of python/tests in a temporary folder, so that
 # `import tilesort` finds the venv's package, not python/tilesort: pytest's
 # header names the tilesort under test, and the run stops if it is not the
@@ -16,7 +19,7 @@
 # The log goes to $OUT/test-wheel.log too where OUT is set; the output ends
 # with pytest's summary line, the exit status is pytest's ("no tests
 # collected" counts as success).
-# Knobs: PYTHON (default python3: the wheel's Python), WHEEL_DIR, KEEP_VENV=1 (keep the
+# Knobs: PYTHON (the wheel's Python), WHEEL_DIR, KEEP_VENV=1 (keep the
 # temporary folder and its venv; its path is printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +27,21 @@ repo=$PWD
 [[ $# -ge 1 && -f $1 ]] || { echo "usage: scripts/test-wheel.sh WHEEL [pytest args...]" >&2; exit 2; }
 wheel=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 shift
-python=$(command -v "${PYTHON:-python3}")
+# The wheel's Python.
+minor=$(basename "$wheel" | sed -nE 's/^[^-]+-[^-]+-cp3([0-9]+)-.*/\1/p')
+[[ -n $minor ]] || { echo "test-wheel: $wheel has no cp3XY tag" >&2; exit 2; }
+python=${PYTHON:-}
+if [[ -z $python ]]; then
+  if [[ $(python3 -c 'import sys; print(sys.version_info[1])') == "$minor" ]]; then
+    python=python3
+  else
+    root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
+    newest=$(ls -d "$root"/versions/3."$minor".* 2>/dev/null | grep -E "/3\.$minor\.[0-9]+$" | sort -V | tail -1 || true)
+    python=${newest:+$newest/bin/python}
+    python=${python:-python3.$minor}
+  fi
+fi
+python=$(command -v "$python") || { echo "test-wheel: no Python 3.$minor for $wheel (set PYTHON)" >&2; exit 2; }
 wheel_dir=$(cd "${WHEEL_DIR:-.whl}" 2>/dev/null && pwd || true)
 if [[ -n ${OUT:-} ]]; then mkdir -p "$OUT"; exec > >(tee "$OUT/test-wheel.log") 2>&1; fi
 
@@ -76,10 +93,15 @@ PY
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 "$vpy" -m pip --version
 "$vpy" -m pip install --no-index --no-deps "$wheel"
-if ! "$vpy" -c "import pytest" 2>/dev/null; then
-  [[ -n $wheel_dir ]] || { echo "test-wheel: no pytest here and no wheel folder (WHEEL_DIR, default .whl/)" >&2; exit 1; }
-  "$vpy" -m pip install -q --no-index --find-links "$wheel_dir" pytest
-fi
+for module in pytest numpy; do
+  "$vpy" -c "import $module" 2>/dev/null && continue
+  if [[ -n $wheel_dir ]]; then
+    "$vpy" -m pip install -q --no-index --find-links "$wheel_dir" "$module" ||
+      echo "test-wheel: $module is not among the wheels of $wheel_dir (the tests that need it skip)"
+  else
+    "$vpy" -m pip install -q "$module"
+  fi
+done
 
 # The tests, outside the source tree.
 run=$work/run
@@ -110,7 +132,8 @@ import tilesort
 from tilesort import _ext
 
 print(f"test-wheel: python {sys.version.split()[0]}, tilesort {tilesort.__version__} from {tilesort.__file__}")
-print(f"test-wheel: extension {_ext.__file__}, CUDA runtime {_ext.cuda_runtime_version()}")
+print(f"test-wheel: extension {_ext.__file__}")
+tilesort.show_config()
 for name in ("numpy", "torch", "cupy"):
     try:
         module = importlib.import_module(name)

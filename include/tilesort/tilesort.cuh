@@ -1,7 +1,8 @@
-// tilesort.cuh — everything in tilesort: the comparators and the thread,
-// warp, block, device and host levels.
+// tilesort.cuh — everything in tilesort: the version, the comparators and
+// the thread, warp, block, device and host levels.
 #pragma once
 
+#include "version.cuh"
 #include "comparators.cuh"
 #include "thread/thread_load.cuh"
 #include "thread/thread_sort.cuh"

@@ -7,7 +7,10 @@
 // error code into a RuntimeError. One Python sort is one `sort` call (a
 // sort_job: prologue, library sort, epilogue), plus a size query the layer
 // remembers per shape. `host_sort` sorts keys in host memory (numpy
-// arrays, CPU tensors) through the library's host sort.
+// arrays, CPU tensors) through the library's host sort. Also what the
+// extension was built with (version, runtime, architectures) and the facts
+// of the current device that decide whether its GPU code runs there
+// (tilesort/_device.py).
 //
 //   from tilesort import _ext
 //   job = _ext.SortJob(algo=_ext.Algorithm.ROWS, key_bytes=4, kind="i", keys_in=kin, keys_out=kout,
@@ -16,12 +19,14 @@
 //   _ext.sort(job, temp=temp, temp_bytes=need, stream=stream)
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <tilesort/version.cuh>
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
+#include "build_info.h"
 #include "host_call.h"
 #include "sort_call.h"
 
@@ -155,6 +160,31 @@ void host_sort(std::uintptr_t keys, std::uintptr_t positions, std::int64_t n, in
   if (!progress_error.empty()) throw std::runtime_error("tilesort: the progress callback failed: " + progress_error);
 }
 
+// The current device and driver as tilesort/_device.py reads them; never
+// throws: what a failing call could not find stays empty or zero, and the
+// first error is the probe's.
+nb::dict device_facts() {
+  int driver = 0, device = -1, major = 0, minor = 0;
+  (void)cudaDriverGetVersion(&driver);  // 0 where there is no driver
+  cudaDeviceProp properties{};
+  cudaError_t error = cudaGetDevice(&device);
+  if (error == cudaSuccess) error = cudaGetDeviceProperties(&properties, device);
+  if (error == cudaSuccess) {
+    major = properties.major;
+    minor = properties.minor;
+    error = tilesort_py::load_probe_kernel();
+  }
+  (void)cudaGetLastError();
+  nb::dict facts;
+  facts["device"] = device;
+  facts["name"] = std::string(properties.name);
+  facts["capability"] = nb::make_tuple(major, minor);
+  facts["driver"] = driver;
+  facts["runtime"] = CUDART_VERSION;
+  facts["probe"] = std::string(cudaGetErrorName(error));
+  return facts;
+}
+
 }  // namespace
 
 NB_MODULE(_ext, m) {
@@ -237,4 +267,10 @@ NB_MODULE(_ext, m) {
         return version;
       },
       "The CUDA runtime version the extension was built against and runs with.");
+  m.attr("version") = TILESORT_VERSION;
+  m.attr("cuda_architectures") = tilesort_py::cuda_architectures();
+  m.def("device_facts", &device_facts,
+        "The current device and driver: dict(device, name, capability=(major, minor), driver, runtime, probe); "
+        "driver and runtime as CUDA versions (13000 = 13.0), probe the error name of loading a kernel built like "
+        "every other here ('cudaSuccess' where they run).");
 }

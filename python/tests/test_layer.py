@@ -13,7 +13,9 @@ import pytest
 
 np = pytest.importorskip("numpy", reason="numpy is not installed: the host layer tests skip")
 import tilesort  # noqa: E402
-from tilesort import _api, _core, _ext  # noqa: E402
+from tilesort import _api, _core, _device, _ext  # noqa: E402
+
+HOST_DEVICE = -1  # the device index of the host stand-in
 
 
 class HostBackend:
@@ -34,6 +36,7 @@ class HostBackend:
     itemsize = staticmethod(lambda x: x.dtype.itemsize)
     device_problem = staticmethod(lambda x: None)
     same_device = staticmethod(lambda a, b: True)
+    device_index = staticmethod(lambda x: HOST_DEVICE)
     stream = staticmethod(lambda x: 0)
     capturing = staticmethod(lambda: False)
     numel = staticmethod(lambda x: x.size)
@@ -150,6 +153,7 @@ def host(monkeypatch):
     monkeypatch.setattr(_core, "_ext", ext)
     monkeypatch.setattr(_core, "_temp_bytes", {})  # sizes remembered from the real extension don't apply
     monkeypatch.setattr(_api, "backend_of", lambda x, function, argument: be)
+    monkeypatch.setattr(_device, "_supported", {HOST_DEVICE})  # the stand-in runs every job
     return ext
 
 

@@ -21,15 +21,16 @@ try:
 except ImportError as error:  # pragma: no cover - depends on the installation
     raise ImportError(
         "tilesort's CUDA extension (tilesort._ext) is missing or cannot load: build the package with "
-        "`pip install ./python` from the tilesort repository (needs nvcc)") from error
+        "`pip install .` in a tilesort checkout (needs nvcc and CMake)") from error
 
 from ._api import (PairsResult, SortResult, argsort, locality_sort, segmented_argsort, segmented_sort, sort,
                    sort_pairs)
 from ._arrays import KEY_TYPES
+from ._device import show_config
 
-__version__ = "0.1.0"
+__version__ = _ext.version  # include/tilesort/version.cuh, as the package metadata's
 __all__ = ["sort", "argsort", "sort_pairs", "segmented_sort", "segmented_argsort", "locality_sort", "SortResult",
-           "PairsResult", "KEY_TYPES"]
+           "PairsResult", "KEY_TYPES", "show_config"]
 
 try:
     import torch as _torch

@@ -92,6 +92,9 @@ class TorchBackend:
     def same_device(self, a, b):
         return a.device == b.device
 
+    def device_index(self, x):
+        return x.get_device()
+
     def stream(self, x):
         if self.raw_stream is not None:
             return self.raw_stream(x.get_device())
@@ -175,6 +178,9 @@ class CupyBackend:
 
     def same_device(self, a, b):
         return a.device.id == b.device.id
+
+    def device_index(self, x):
+        return x.device.id
 
     def stream(self, x):
         return self.cupy.cuda.get_current_stream().ptr

@@ -1,9 +1,11 @@
 """The sorts on native arrays (torch tensors or cupy arrays): validation, layout, launch.
 
-Contract: every check runs before anything is allocated or launched, so a
-rejected call writes nothing. One sort is one extension call (a sort job,
-src/sort_call.h) on the caller's stream, with outputs and temp storage from
-the caller's allocator; the temp size is asked once per shape and remembered.
+Contract: every check of the arguments runs before anything is allocated or
+launched, and the check that this build runs on the device (``_device``,
+once per device) before the first launch, so a rejected call writes nothing.
+One sort is one extension call (a sort job, src/sort_call.h) on the caller's
+stream, with outputs and temp storage from the caller's allocator; the temp
+size is asked once per shape and remembered.
 In the job, keys of 1 or 2 bytes and floating keys (FLOAT_RANKS) sort as
 their ranks in the dtype order (unsigned integers of 4 or 8 bytes, src/
 dtype_order.cuh) and come back as their original bits by the rank's
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import math
 
-from . import _ext
+from . import _device, _ext
 from ._arrays import KEY_TYPES
 
 INDEX = "index"  # payload marker: sort positions along with the keys (argsort)
@@ -150,8 +152,11 @@ def launch(be, like, algo, kt, descending, keys_in, keys_out, values_in, values_
            offsets=None, segments=0, row_stride=0):
     """One sort job on the caller's stream, temp storage from the caller's allocator.
 
-    keys_out None: keys not wanted (argsort). index: values_out receives the index payload.
+    keys_out None: keys not wanted (argsort). index: values_out receives the index payload. The first job
+    on a device checks that this build's GPU code runs there (_device.require: a RuntimeError that says
+    what to do, before any launch).
     """
+    _device.require(be.device_index(like))
     stream = be.stream(like)
     values_address = be.ptr(values_out)
     job = _ext.SortJob(algo=algo, key_bytes=kt.bytes, kind=kt.kind, inf_bits=kt.inf_bits,

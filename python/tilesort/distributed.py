@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import threading
 
-from . import _core
+from . import _core, _device
 from ._api import PairsResult
 from ._arrays import KEY_TYPES, KeyType, backend_of
 
@@ -129,6 +129,7 @@ def _check(function, x, argument):
     if be.name != "torch":
         _core.fail(TypeError, f"distributed.{function}", f"`{argument}` must be a torch tensor (torch.distributed)")
     _core.check_device(be, x, f"distributed.{function}", argument)
+    _device.require(be.device_index(x))
     _core.key_type(be, x, f"distributed.{function}", argument)
     if x.ndim != 1:
         _core.fail(ValueError, f"distributed.{function}",
