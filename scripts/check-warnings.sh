@@ -5,6 +5,7 @@
 # (or a compile fails). Other warnings (the toolkit's) are counted, not fatal.
 #   scripts/check-warnings.sh                 # two compiles, JOBS at a time (default: nproc)
 #   ARCH=sm_90 BUILD_DIR=build-warnings scripts/check-warnings.sh
+#   CUDAFLAGS="-Xcicc -O0" scripts/check-warnings.sh   # added to each compile, as CMake reads it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/usr/local/cuda/bin:$PATH
@@ -28,8 +29,8 @@ ours="include/tilesort/[^ ]*\.cuh(\([0-9]+\)|:[0-9]+(:[0-9]+)?): warning"
 mkdir -p "$out"
 compile() {  # index, flags
   local log=$out/set$1.log start=$SECONDS rc=0
-  # shellcheck disable=SC2086  # the flag set is a list of words
-  nvcc -arch="$arch" -std=c++17 $2 -I"$root/include" -c "$source" -o "$out/set$1.o" >"$log" 2>&1 || rc=$?
+  # shellcheck disable=SC2086  # the flag set and CUDAFLAGS are lists of words
+  nvcc -arch="$arch" -std=c++17 ${CUDAFLAGS:-} $2 -I"$root/include" -c "$source" -o "$out/set$1.o" >"$log" 2>&1 || rc=$?
   echo "$rc $((SECONDS - start))" >"$out/set$1.status"
 }
 for i in "${!flag_sets[@]}"; do

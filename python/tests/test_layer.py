@@ -13,7 +13,7 @@ import pytest
 
 np = pytest.importorskip("numpy", reason="numpy is not installed: the host layer tests skip")
 import tilesort  # noqa: E402
-from tilesort import _api, _core, _device, _ext  # noqa: E402
+from tilesort import _api, _core, _device, _ext, _host  # noqa: E402
 
 HOST_DEVICE = -1  # the device index of the host stand-in
 
@@ -154,6 +154,7 @@ def host(monkeypatch):
     monkeypatch.setattr(_core, "_temp_bytes", {})  # sizes remembered from the real extension don't apply
     monkeypatch.setattr(_api, "backend_of", lambda x, function, argument: be)
     monkeypatch.setattr(_device, "_supported", {HOST_DEVICE})  # the stand-in runs every job
+    monkeypatch.setattr(_host, "host_kind", lambda x: None)  # numpy arrays stand for device arrays, not host ones
     return ext
 
 
