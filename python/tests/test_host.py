@@ -1,22 +1,65 @@
 """Host arrays (numpy, CPU torch tensors) through the host sort: numpy's kind="stable" result bit for bit
 (NaN last, -0.0 and +0.0 in input order), torch.sort(stable=True)'s for tensors, in core and out of core
-(small device_memory_budget), rows along any dim, pairs, out=, progress, and the errors."""
+(small device_memory_budget), rows along any dim, pairs, out=, progress, and the errors.
+
+Every test runs twice: with the extension's host sort on the GPU (skipped without one), and with a numpy
+stand-in for it (runs everywhere), which checks the layer around the call (tilesort/_host.py: dims, rows,
+payloads, out=, progress, errors) but none of the library's host sort."""
+
+import ctypes
 
 import pytest
 
 import tilesort
+from tilesort import _host
 
 np = pytest.importorskip("numpy", reason="numpy is not installed: the host-array tests skip")
+from dtype_rank import rank  # noqa: E402
 
 OUT_OF_CORE = 16 << 20  # bytes of device memory: 2^22 keys of 4 bytes with positions need two passes
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    try:
-        tilesort.sort(np.array([2, 1], dtype=np.int32))
-    except RuntimeError as error:
-        pytest.skip(f"no usable CUDA device: the host-array tests skip ({error})")
+class HostSortStandIn:
+    """_ext.host_sort's interface, sorting with numpy: keys (their unsigned bits) and int64 positions in place,
+    stably by the dtype order. A budget from 1 byte to 1 MiB is too small (ValueError, nothing written), as the
+    extension answers a budget the library's host sort refuses."""
+
+    too_small = 1 << 20
+
+    def __init__(self):
+        self.calls = 0
+
+    def host_sort(self, keys, positions, n, key_bytes, kind, inf_bits, descending, budget, progress):
+        assert key_bytes in (1, 2, 4, 8) and kind in ("u", "i", "f") and n >= 2
+        if 0 < budget < self.too_small:
+            raise ValueError("tilesort: the host sort rejected the call (cudaErrorInvalidValue)")
+        self.calls += 1
+        k = np.ctypeslib.as_array((ctypes.c_uint8 * (n * key_bytes)).from_address(keys)).view(f"u{key_bytes}")
+        p = np.ctypeslib.as_array((ctypes.c_uint8 * (n * 8)).from_address(positions)).view(np.int64)
+        order = np.argsort(rank(k, kind, inf_bits, descending), kind="stable")
+        total = n * (key_bytes + 8)
+        if progress is not None:
+            progress(total // 2, total)
+        k[:], p[:] = k[order], p[order]
+        if progress is not None:
+            progress(total, total)
+
+
+@pytest.fixture(scope="module", params=["gpu", "numpy stand-in"])
+def gpu(request):
+    """The host sort the tests go through: the extension's on the GPU, or the numpy stand-in."""
+    if request.param == "gpu":
+        try:
+            tilesort.sort(np.array([2, 1], dtype=np.int32))
+        except RuntimeError as error:
+            pytest.skip(f"no usable CUDA device: the host-array tests skip on the GPU ({error})")
+        yield None
+        return
+    stand_in = HostSortStandIn()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_host, "_ext", stand_in)
+        yield stand_in
+    assert stand_in.calls > 0
 
 
 def keys_of(dtype, n, seed=1):
@@ -115,7 +158,7 @@ def test_torch_cpu_tensors(gpu, torch):
         if dtype.is_floating_point:
             x[::97] = float("nan")
             x[::89] = -0.0
-        for pinned in (False, True):
+        for pinned in (False, True) if torch.cuda.is_available() else (False,):  # pinning needs CUDA
             y = x.pin_memory() if pinned else x
             values, indices = tilesort.sort(y, device_memory_budget=OUT_OF_CORE)
             ref_values, ref_indices = torch.sort(y, stable=True)

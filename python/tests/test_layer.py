@@ -14,6 +14,7 @@ import pytest
 np = pytest.importorskip("numpy", reason="numpy is not installed: the host layer tests skip")
 import tilesort  # noqa: E402
 from tilesort import _api, _core, _device, _ext, _host  # noqa: E402
+from dtype_rank import rank  # noqa: E402
 
 HOST_DEVICE = -1  # the device index of the host stand-in
 
@@ -54,19 +55,6 @@ class HostBackend:
 
     def copy_into(self, out, x):
         out[...] = x
-
-
-def rank(bits, kind, inf_bits, descending):
-    width = bits.dtype.itemsize * 8
-    b = bits.astype(np.uint64)
-    top, ones = np.uint64(1 << (width - 1)), np.uint64((1 << width) - 1)
-    if kind == "f":
-        magnitude = b & ~top & ones
-        r = np.where(magnitude > np.uint64(inf_bits), ones,
-                     np.where(magnitude == 0, top, np.where(b & top, ~b & ones, b | top)))
-    else:
-        r = b ^ (top if kind == "i" else np.uint64(0))
-    return (~r & ones) if descending else r
 
 
 class HostExtension:
