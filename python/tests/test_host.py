@@ -134,6 +134,34 @@ def test_rows(gpu, dim):
     assert same_bits(values, np.take_along_axis(x, order, axis=dim))
 
 
+@pytest.mark.parametrize("shape", [(), (0,), (1,), (17,), (4, 0), (6, 1), (5, 9), (3, 4, 5)], ids=str)
+def test_shapes_dims_and_layouts(gpu, shape):
+    """Every dim of every shape, C, Fortran and strided input, both orders: sort, argsort and sort_pairs."""
+    size = int(np.prod(shape))
+    base = keys_of("float32", max(size, 1))[:size].reshape(shape)
+    kt = tilesort.KEY_TYPES["float32"]
+    layouts = {"C": base, "Fortran": np.asfortranarray(base)}
+    if base.ndim >= 1:
+        layouts["strided"] = np.repeat(base, 2, axis=-1)[..., ::2]
+    for layout, x in layouts.items():
+        payload = np.random.default_rng(6).standard_normal(x.shape)
+        for dim in range(-max(x.ndim, 1), max(x.ndim, 1)):
+            for descending in (False, True):
+                where = f"{layout} dim={dim} descending={descending}"
+                values, indices = tilesort.sort(x, dim=dim, descending=descending)
+                if x.ndim == 0:
+                    assert values.shape == indices.shape == () and indices == 0 and values == x, where
+                    continue
+                ranks = rank(np.ascontiguousarray(x).view(np.uint32), kt.kind, kt.inf_bits, descending)
+                order = np.argsort(ranks, axis=dim, kind="stable")
+                assert indices.dtype == np.int64 and np.array_equal(indices, order), where
+                assert same_bits(values, np.take_along_axis(x, order, axis=dim)), where
+                assert np.array_equal(tilesort.argsort(x, dim=dim, descending=descending), order), where
+                keys, carried = tilesort.sort_pairs(x, payload, dim=dim, descending=descending)
+                assert same_bits(keys, values), where
+                assert np.array_equal(carried, np.take_along_axis(payload, order, axis=dim)), where
+
+
 def test_pairs_and_out(gpu):
     keys = keys_of("int16", 200000)
     payload = np.random.default_rng(4).standard_normal(200000)
