@@ -169,7 +169,7 @@ if [[ -z ${PYTHONS:-} ]]; then
   root=$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")
   PYTHONS=
   for minor in 10 11 12 13; do
-    newest=$(ls -d "$root"/versions/3."$minor".* 2>/dev/null | grep -E "/3\.$minor\.[0-9]+$" | sort -V | tail -1 || true)
+    newest=$(printf '%s\n' "$root"/versions/3."$minor".* | grep -E "/3\.$minor\.[0-9]+$" | sort -V | tail -1 || true)
     if [[ -n $newest && -x $newest/bin/python ]]; then
       PYTHONS+=" $newest/bin/python"
     elif command -v "python3.$minor" >/dev/null; then
@@ -224,7 +224,7 @@ for py in $PYTHONS; do
   fi
   start=$(date +%s)
   log=$work/logs/$tag.log
-  rm -rf "$stage/$tag"
+  rm -rf "${stage:?}/$tag"
   if ! "$py" -m pip wheel --no-deps -v --wheel-dir "$stage/$tag" \
       "--config-settings=cmake.define.TILESORT_PYTHON_KERNELS=$kernels" \
       "--config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES=$archs" \

@@ -16,7 +16,6 @@
 #     nvcc and nanobind are here; compiling it is what a wheel build does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-repo=$PWD
 python=${PYTHON:-python3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/tilesort-sdist.XXXXXX")
 trap 'rm -rf "$work"' EXIT
