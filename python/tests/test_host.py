@@ -46,7 +46,7 @@ class HostSortStandIn:
 
 
 @pytest.fixture(scope="module", params=["gpu", "numpy stand-in"])
-def gpu(request):
+def host_sort(request):
     """The host sort the tests go through: the extension's on the GPU, or the numpy stand-in."""
     if request.param == "gpu":
         try:
@@ -92,7 +92,7 @@ DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "float16", "int32", "uint3
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_numpy_in_core(gpu, dtype):
+def test_numpy_in_core(host_sort, dtype):
     x = keys_of(dtype, 100003)
     before = x.copy()
     values, indices = tilesort.sort(x)
@@ -105,7 +105,7 @@ def test_numpy_in_core(gpu, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int64", "uint16"])
-def test_numpy_out_of_core(gpu, dtype):
+def test_numpy_out_of_core(host_sort, dtype):
     x = keys_of(dtype, 1 << 22, seed=2)
     values, indices = tilesort.sort(x, device_memory_budget=OUT_OF_CORE)
     order = np.argsort(x, kind="stable")
@@ -113,12 +113,12 @@ def test_numpy_out_of_core(gpu, dtype):
     assert same_bits(values, x[order])
 
 
-def test_few_distinct_out_of_core_is_stable(gpu):
+def test_few_distinct_out_of_core_is_stable(host_sort):
     x = np.random.default_rng(3).integers(0, 5, 1 << 22).astype(np.int32)
     assert np.array_equal(tilesort.argsort(x, device_memory_budget=OUT_OF_CORE), np.argsort(x, kind="stable"))
 
 
-def test_descending(gpu):
+def test_descending(host_sort):
     x = keys_of("int32", 100000)
     values, indices = tilesort.sort(x, descending=True)
     order = np.argsort(~x, kind="stable")  # ~ reverses the order of every integer
@@ -126,7 +126,7 @@ def test_descending(gpu):
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1])
-def test_rows(gpu, dim):
+def test_rows(host_sort, dim):
     x = keys_of("float32", 300 * 1000).reshape(300, 1000)
     values, indices = tilesort.sort(x, dim=dim)
     order = np.argsort(x, axis=dim, kind="stable")
@@ -135,7 +135,7 @@ def test_rows(gpu, dim):
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (1,), (17,), (4, 0), (6, 1), (5, 9), (3, 4, 5)], ids=str)
-def test_shapes_dims_and_layouts(gpu, shape):
+def test_shapes_dims_and_layouts(host_sort, shape):
     """Every dim of every shape, C, Fortran and strided input, both orders: sort, argsort and sort_pairs."""
     size = int(np.prod(shape))
     base = keys_of("float32", max(size, 1))[:size].reshape(shape)
@@ -162,7 +162,7 @@ def test_shapes_dims_and_layouts(gpu, shape):
                 assert np.array_equal(carried, np.take_along_axis(payload, order, axis=dim)), where
 
 
-def test_pairs_and_out(gpu):
+def test_pairs_and_out(host_sort):
     keys = keys_of("int16", 200000)
     payload = np.random.default_rng(4).standard_normal(200000)
     out_keys, out_values = np.empty_like(keys), np.empty_like(payload)
@@ -172,7 +172,7 @@ def test_pairs_and_out(gpu):
     assert np.array_equal(out_keys, keys[order]) and np.array_equal(out_values, payload[order])
 
 
-def test_progress_callback(gpu):
+def test_progress_callback(host_sort):
     calls = []
     tilesort.sort(keys_of("uint32", 1 << 21), device_memory_budget=OUT_OF_CORE,
                   progress=lambda done, total: calls.append((done, total)))
@@ -180,7 +180,7 @@ def test_progress_callback(gpu):
     assert all(a[0] <= b[0] for a, b in zip(calls, calls[1:]))
 
 
-def test_torch_cpu_tensors(gpu, torch):
+def test_torch_cpu_tensors(host_sort, torch):
     for dtype in (torch.float32, torch.bfloat16, torch.int64, torch.float16):
         x = torch.randn(1 << 20).to(dtype) if dtype.is_floating_point else torch.randint(-1000, 1000, (1 << 20,))
         if dtype.is_floating_point:
@@ -199,7 +199,7 @@ def test_torch_cpu_tensors(gpu, torch):
             assert torch.equal(tensor_bits(torch, values), tensor_bits(torch, ref_values))
 
 
-def test_errors(gpu):
+def test_errors(host_sort):
     x = keys_of("float32", 1 << 22)
     before = x.copy()
     with pytest.raises(ValueError, match="device_memory_budget=65536 bytes is too small"):
