@@ -49,7 +49,7 @@ def architectures(entries):
 
 
 def describe(entries):
-    """The architectures as a reader names them: "sm_80, sm_90, sm_100 (SASS); compute_100 (PTX)"."""
+    """The architectures as a reader names them: "sm_80, sm_90, sm_100 (SASS); compute_90 (PTX)"."""
     sass, ptx = architectures(entries)
     parts = []
     if sass:
