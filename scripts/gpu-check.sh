@@ -143,6 +143,7 @@ shards_of() {  # shards_of TOOL BINARY
     "racecheck gpu_"*) echo 3 ;;
     "memcheck gpu_segmented_sort") echo 6 ;;
     "memcheck gpu_segmented_uniform") echo 4 ;;
+    "memcheck gpu_radix_"*) echo 3 ;;  # one job each ran past 250 s beside racecheck (2026-12-03)
     *" gpu_merge_sort") echo 3 ;;
     *" gpu_segmented_sort"|*" gpu_bitonic_sort") echo 2 ;;
     *) echo 1 ;;
