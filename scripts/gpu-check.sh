@@ -140,6 +140,7 @@ shards_of() {  # shards_of TOOL BINARY
     "racecheck gpu_bitonic_sort") echo 20 ;;
     "racecheck gpu_segmented_sort") echo 6 ;;
     "racecheck gpu_radix_sort"|"racecheck gpu_radix_sort_pairs") echo 9 ;;  # 3 shards ran past 508 s (2026-11-28, before TILESORT_TEST_RACECHECK)
+    "racecheck gpu_radix_hybrid") echo 6 ;;  # 3 shards took up to 337 s beside the other radix binaries
     "racecheck gpu_"*) echo 3 ;;
     "memcheck gpu_segmented_sort") echo 6 ;;
     "memcheck gpu_segmented_uniform") echo 4 ;;

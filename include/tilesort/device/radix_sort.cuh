@@ -187,11 +187,12 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
   if constexpr (policy::hybrid_min_keys > 0) {  // the buckets (radix_sort/buckets.cuh)
     using bucket_value = radix_bucket_value<Value, OutValue>;
     auto* starts = reinterpret_cast<std::int64_t*>(base + plan.offsets_offset);
-    constexpr auto find_starts = radix_bucket_starts_kernel<Key, image_type>;
+    constexpr auto find_starts = radix_bucket_starts_kernel<policy::bucket_start_items, Key, image_type>;
     unsigned starts_grid = 0;
     TILESORT_RETURN_IF_ERROR(remembered_grid<find_starts>(policy::bucket_start_threads, 0, starts_grid));
-    starts_grid = static_cast<unsigned>(
-        std::min<std::int64_t>(starts_grid, ceil_div(plan.n + 1, std::int64_t(policy::bucket_start_threads))));
+    starts_grid = static_cast<unsigned>(std::min<std::int64_t>(
+        starts_grid,
+        ceil_div(plan.n + 1, std::int64_t(policy::bucket_start_threads) * policy::bucket_start_items)));
     TILESORT_RETURN_IF_ERROR(launch_kernel(find_starts, starts_grid, policy::bucket_start_threads, 0, stream, true,
                                            static_cast<const Key*>(keys_out), plan.n, image,
                                            static_cast<const radix_control*>(control), plan.hybrid.bucket_digits,

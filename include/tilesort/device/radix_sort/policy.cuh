@@ -90,6 +90,8 @@ struct radix_sort_policy {
   static constexpr int hybrid_min_passes_saved = 4;
   /// Threads per block of the kernel that finds the buckets' starts.
   static constexpr int bucket_start_threads = 256;
+  /// Keys per thread of that kernel: a warp takes 32 x this many at a time.
+  static constexpr int bucket_start_items = 8;
 
   static_assert(radix_bits == 8 && bins == detail::radix_bins, "8-bit digits: the control block's bins");
   static_assert(threads % 32 == 0 && threads >= bins, "whole warps, a thread per bin");
