@@ -652,7 +652,8 @@ class collector {
       << ", \"compute_capability\": \"" << info.cc_major << "." << info.cc_minor
       << "\", \"host_threads\": " << info.host_threads << ", \"host_build\": \"" << json_escape(info.host_build)
       << "\", \"copy_gbps\": " << num(info.copy_gbps) << ", \"reps\": " << opt_.reps
-      << ", \"warmups\": " << opt_.warmups << ", \"quick\": " << (opt_.quick ? "true" : "false") << "},\n";
+      << ", \"warmups\": " << opt_.warmups << ", \"quick\": " << (opt_.quick ? "true" : "false")
+      << ", \"host_budget\": " << opt_.host_budget << "},\n";
     f << "  \"results\": [";
     bool first = true;
     for (const auto& rs : records_) {

@@ -12,6 +12,8 @@ Writes (one PNG per group that has data):
   warp.png, block.png           bar charts of the tile sorts (GKeys/s per shape)
   segmented.png, segments.png   bar charts per segment layout (tilesort vs CUB)
   whole_<type>_<task>.png       wall-clock time vs n (log-log), GPU and CPU sorts
+  host_<type>_<memory>.png      host-resident arrays: GKeys/s vs n (log-log), the host sort, the link
+                                bound (dotted) and the CPU sorts; the budget in the title
 Only measurements with status "ok" are drawn.
 """
 import json
@@ -229,6 +231,31 @@ def whole_charts(results, meta, outdir):
     return written
 
 
+def host_charts(results, meta, outdir):
+    written = []
+    by_group = defaultdict(list)
+    for r in results:
+        if r["family"] == "host":
+            by_group[(r["type"], r["case"])].append(r)
+    for (type_, memory), rs in sorted(by_group.items()):
+        series = OrderedDict()
+        for r in sorted(rs, key=lambda r: (r["role"] != "tilesort", r["impl"])):
+            series.setdefault(r["impl"], (r["role"], []))[1].append((r["n"], r["gkeys_per_s"]))
+        budget = meta.get("host_budget")
+        title = "host-resident %s, %s memory: throughput (wall clock, copies included)%s" % (
+            type_, memory, ", device budget %s" % pow2_bytes(budget) if budget else "")
+        written.append(line_chart(os.path.join(outdir, "host_%s_%s.png" % (safe(type_), safe(memory))), title, meta,
+                                  series, "GKeys/s", ylog=True))
+    return written
+
+
+def pow2_bytes(b):
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if b >= 1 << shift and b % (1 << shift) == 0:
+            return "%d %s" % (b >> shift, unit)
+    return "%d B" % b
+
+
 def main(argv):
     if len(argv) != 3 or argv[1] in ("-h", "--help"):
         print(__doc__.strip())
@@ -244,6 +271,7 @@ def main(argv):
     written += segmented_chart(results, meta, outdir)
     written += segmented_chart(results, meta, outdir, "segments", "segmented sort, general layouts (offsets)")
     written += whole_charts(results, meta, outdir)
+    written += host_charts(results, meta, outdir)
     written = [w for w in written if w]
     for w in written:
         print(w)
