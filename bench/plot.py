@@ -100,7 +100,8 @@ def line_chart(path, title, meta, series, ylabel, xlog_base=2, ylog=False):
         if not points:
             continue
         xs, ys = zip(*points)
-        ax.plot(xs, ys, label=label, **style(label, role))
+        # matplotlib leaves labels that start with "_" (e.g. __gnu_parallel::sort) out of the legend
+        ax.plot(xs, ys, label="\u200b" + label if label.startswith("_") else label, **style(label, role))
     ax.set_xscale("log", base=xlog_base)
     if ylog:
         ax.set_yscale("log")
