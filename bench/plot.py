@@ -216,38 +216,34 @@ def segmented_chart(results, meta, outdir, family="segmented", title="segmented 
     return [bar_chart(os.path.join(outdir, "%s.png" % family), title, meta, groups)]
 
 
-def whole_charts(results, meta, outdir):
-    written = []
+def series_by_type_and_case(results, family, value):
+    """(type, case) -> OrderedDict impl -> (role, [(n, r[value])]), tilesort first."""
     by_group = defaultdict(list)
     for r in results:
-        if r["family"] == "whole":
+        if r["family"] == family:
             by_group[(r["type"], r["case"])].append(r)
-    for (type_, task), rs in sorted(by_group.items()):
-        series = OrderedDict()
+    charts = OrderedDict()
+    for key, rs in sorted(by_group.items()):
+        series = charts[key] = OrderedDict()
         for r in sorted(rs, key=lambda r: (r["role"] != "tilesort", r["impl"])):
-            series.setdefault(r["impl"], (r["role"], []))[1].append((r["n"], r["median_ms"]))
-        written.append(line_chart(os.path.join(outdir, "whole_%s_%s.png" % (safe(type_), safe(task.replace(">", "")))),
-                                  "whole program, %s keys, %s (wall clock incl. allocation and transfers)" % (type_, task),
-                                  meta, series, "milliseconds (median)", xlog_base=10, ylog=True))
-    return written
+            series.setdefault(r["impl"], (r["role"], []))[1].append((r["n"], r[value]))
+    return charts
+
+
+def whole_charts(results, meta, outdir):
+    return [line_chart(os.path.join(outdir, "whole_%s_%s.png" % (safe(type_), safe(task.replace(">", "")))),
+                       "whole program, %s keys, %s (wall clock incl. allocation and transfers)" % (type_, task),
+                       meta, series, "milliseconds (median)", xlog_base=10, ylog=True)
+            for (type_, task), series in series_by_type_and_case(results, "whole", "median_ms").items()]
 
 
 def host_charts(results, meta, outdir):
-    written = []
-    by_group = defaultdict(list)
-    for r in results:
-        if r["family"] == "host":
-            by_group[(r["type"], r["case"])].append(r)
-    for (type_, memory), rs in sorted(by_group.items()):
-        series = OrderedDict()
-        for r in sorted(rs, key=lambda r: (r["role"] != "tilesort", r["impl"])):
-            series.setdefault(r["impl"], (r["role"], []))[1].append((r["n"], r["gkeys_per_s"]))
-        budget = meta.get("host_budget")
-        title = "host-resident %s, %s memory: throughput (wall clock, copies included)%s" % (
-            type_, memory, ", device budget %s" % pow2_bytes(budget) if budget else "")
-        written.append(line_chart(os.path.join(outdir, "host_%s_%s.png" % (safe(type_), safe(memory))), title, meta,
-                                  series, "GKeys/s", ylog=True))
-    return written
+    budget = meta.get("host_budget")
+    in_budget = ", device budget %s" % pow2_bytes(budget) if budget else ""
+    return [line_chart(os.path.join(outdir, "host_%s_%s.png" % (safe(type_), safe(memory))),
+                       "host-resident %s, %s memory: throughput (wall clock, copies included)%s"
+                       % (type_, memory, in_budget), meta, series, "GKeys/s", ylog=True)
+            for (type_, memory), series in series_by_type_and_case(results, "host", "gkeys_per_s").items()]
 
 
 def pow2_bytes(b):
