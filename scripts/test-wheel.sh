@@ -96,8 +96,11 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 for module in pytest numpy; do
   "$vpy" -c "import $module" 2>/dev/null && continue
   if [[ -n $wheel_dir ]]; then
-    "$vpy" -m pip install -q --no-index --find-links "$wheel_dir" "$module" ||
-      echo "test-wheel: $module is not among the wheels of $wheel_dir (the tests that need it skip)"
+    # (WHEEL_DIR holds cp312's set: another Python may need more, e.g. pytest on 3.10 needs
+    # exceptiongroup and tomli; then the package index, where there is one)
+    "$vpy" -m pip install -q --no-index --find-links "$wheel_dir" "$module" 2>/dev/null ||
+      "$vpy" -m pip install -q --find-links "$wheel_dir" "$module" ||
+      echo "test-wheel: $module is neither among the wheels of $wheel_dir nor on a reachable index (the tests that need it skip)"
   else
     "$vpy" -m pip install -q "$module"
   fi
