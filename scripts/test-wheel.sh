@@ -11,7 +11,7 @@
 # them; checked with `command -v`), PYTHONPATH unset. The wheel goes in with
 # `pip install --no-index --no-deps`; pytest and numpy (the host tests), where
 # the machine has none, from the wheels in WHEEL_DIR (default .whl/,
-# scripts/fetch-python-wheels.sh) where it exists, else from the package index.
+# scripts/fetch-python-wheels.sh) where they suffice, else from the package index.
 # The tests run from a copy of python/tests in a temporary folder, so that
 # `import tilesort` finds the venv's package, not python/tilesort: pytest's
 # header names the tilesort under test, and the run stops if it is not the
