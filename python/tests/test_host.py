@@ -162,6 +162,14 @@ def test_shapes_dims_and_layouts(host_sort, shape):
                 assert np.array_equal(carried, np.take_along_axis(payload, order, axis=dim)), where
 
 
+@pytest.mark.parametrize("shape", [(53,), (5, 9), (3, 4, 5)], ids=str)
+def test_host_work_in_pieces(host_sort, shape, monkeypatch):
+    """The host work around the sort (copies, positions, rows, gathers) split into pieces of 7 items on the
+    thread pool gives the same results as in one piece."""
+    monkeypatch.setattr(_host, "PIECE_ITEMS", 7)
+    test_shapes_dims_and_layouts(host_sort, shape)
+
+
 def test_pairs_and_out(host_sort):
     keys = keys_of("int16", 200000)
     payload = np.random.default_rng(4).standard_normal(200000)

@@ -10,6 +10,9 @@ positions as values. The host sort is stable, so the result is numpy's
 ``kind="stable"`` bit for bit (torch.sort(stable=True)'s for torch input).
 Arrays of several rows sort all rows' keys at once, then the positions again
 by their row (stable too), and the keys and payloads are gathered by position.
+The host work around the sort (the copy of the keys, the positions, the
+gathers) runs on several threads in pieces of ``PIECE_ITEMS`` (numpy releases
+the GIL for them), so it keeps pace with the host link.
 It needs only as much device memory as ``device_memory_budget`` (bytes; 0:
 the free memory less a margin): more keys than fit take two passes through
 the GPU instead of one. ``progress=True`` shows a tqdm bar (where tqdm is
@@ -22,10 +25,49 @@ installed); a callable gets ``(bytes_done, bytes_total)``.
 
 from __future__ import annotations
 
+import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from . import _ext
 from ._arrays import KEY_TYPES
+
+
+PIECE_ITEMS = 1 << 21  # items per piece of the threaded host work; arrays of one piece stay on the caller's thread
+_pool = None
+
+
+def _in_pieces(n, work):
+    """work(lo, hi) over [0, n) in pieces of PIECE_ITEMS, on a pool of threads (one per core, at most 16)."""
+    global _pool
+    if n <= PIECE_ITEMS:
+        work(0, n)
+        return
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max(1, min(16, os.cpu_count() or 1)), thread_name_prefix="tilesort-host")
+    for done in _pool.map(lambda lo: work(lo, min(n, lo + PIECE_ITEMS)), range(0, n, PIECE_ITEMS)):
+        del done  # map re-raises a piece's exception here
+
+
+def _copy(np, dst, src):
+    """dst[...] = src (same shape); flat pieces on threads where both are C-contiguous."""
+    if dst.flags.c_contiguous and src.flags.c_contiguous:
+        d, s = dst.reshape(-1), src.reshape(-1)
+        _in_pieces(d.size, lambda lo, hi: np.copyto(d[lo:hi], s[lo:hi]))
+    else:
+        np.copyto(dst, src)
+
+
+def _iota(np, dst):
+    """dst[i] = i for the 1-D int64 dst."""
+    _in_pieces(dst.size, lambda lo, hi: np.copyto(dst[lo:hi], np.arange(lo, hi, dtype=np.int64)))
+
+
+def _gather(np, src, positions):
+    """src[positions] (1-D), in pieces on threads."""
+    out = np.empty(positions.size, dtype=src.dtype)
+    _in_pieces(positions.size, lambda lo, hi: np.take(src, positions[lo:hi], out=out[lo:hi]))
+    return out
 
 
 def host_kind(x):
@@ -175,21 +217,26 @@ def sort(function, x, dim, descending, values=None, *, out=None, keep_keys=True,
     n = moved.size
     keys = _buffer(np, n, width, kind == "torch" and x.is_pinned())
     positions = _buffer(np, n, np.dtype(np.int64), kind == "torch" and x.is_pinned())
-    np.copyto(keys.reshape(moved.shape), moved.view(width))
-    np.copyto(positions, np.arange(n, dtype=np.int64))
+    _copy(np, keys.reshape(moved.shape), moved.view(width))
+    _iota(np, positions)
     _run(keys, positions, key_type, descending, device_memory_budget, progress, function)
     if n > length:  # several rows: the positions again, stably by their row
-        rows = positions // length
+        rows = np.empty(n, dtype=np.int64)
+        _in_pieces(n, lambda lo, hi: np.floor_divide(positions[lo:hi], length, out=rows[lo:hi]))
         _run(rows.view(np.uint64), positions, KEY_TYPES["uint64"], False, device_memory_budget, progress, function)
-        keys = np.ascontiguousarray(moved).reshape(-1).view(width)[positions]
+        keys = _gather(np, np.ascontiguousarray(moved).reshape(-1).view(width), positions)
     results = []
     if keep_keys:
         results.append(keys.view(a.dtype).reshape(moved.shape))
     if keep_indices:
-        results.append((positions % length if n > length else positions).reshape(moved.shape))
+        if n > length:
+            _in_pieces(n, lambda lo, hi: np.remainder(positions[lo:hi], length, out=rows[lo:hi]))
+            results.append(rows.reshape(moved.shape))
+        else:
+            results.append(positions.reshape(moved.shape))
     if payload is not None:
         flat = np.ascontiguousarray(np.moveaxis(payload.reshape(1) if payload.ndim == 0 else payload, dim % ndim, -1))
-        results.append(flat.reshape(-1)[positions].reshape(moved.shape))
+        results.append(_gather(np, flat.reshape(-1), positions).reshape(moved.shape))
     results = [np.ascontiguousarray(np.moveaxis(r, -1, dim % ndim)).reshape(shape) for r in results]
     if kind == "torch":
         torch = sys.modules["torch"]
