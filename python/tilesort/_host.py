@@ -119,16 +119,6 @@ def _bits_of_tensor(t):
     return t.numpy()
 
 
-def _buffer(np, n, dtype, pinned):
-    """n items of dtype in host memory: pinned (through torch) when the input is, so the link reaches it
-    directly; else numpy's (the host sort stages it through pinned buffers)."""
-    if not pinned:
-        return np.empty(n, dtype=dtype)
-    torch = sys.modules["torch"]
-    signed = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[dtype.itemsize]
-    return torch.empty(n, dtype=signed, pin_memory=True).numpy().view(dtype)
-
-
 def _progress_callback(progress, function):
     if progress is None or progress is False:
         return None, None
@@ -215,8 +205,8 @@ def sort(function, x, dim, descending, values=None, *, out=None, keep_keys=True,
     length = moved.shape[-1]
     width = np.dtype(f"uint{8 * key_type.bytes}")
     n = moved.size
-    keys = _buffer(np, n, width, kind == "torch" and x.is_pinned())
-    positions = _buffer(np, n, np.dtype(np.int64), kind == "torch" and x.is_pinned())
+    keys = np.empty(n, dtype=width)  # pageable: the host sort registers it for the call
+    positions = np.empty(n, dtype=np.int64)
     _copy(np, keys.reshape(moved.shape), moved.view(width))
     _iota(np, positions)
     _run(keys, positions, key_type, descending, device_memory_budget, progress, function)

@@ -1,6 +1,6 @@
 // tests/common/host_sort_cases.cuh — what the GPU tests of the host sort
-// (tests/gpu/host_sort_*.cu) share: pinned or pageable host arrays, a
-// progress recorder, the plan a call will make, and the checks against
+// (tests/gpu/host_sort_*.cu) share: pinned, pageable or staged host arrays,
+// a progress recorder, the plan a call will make, and the checks against
 // std::stable_sort (keys bit for bit, pairs with their input positions).
 #pragma once
 
@@ -24,8 +24,30 @@
 
 namespace tilesort_test {
 
-enum class host_memory { pageable, pinned };
-inline const char* name(host_memory m) { return m == host_memory::pinned ? "pinned" : "pageable"; }
+// pageable: the call registers the arrays; staged: pageable with
+// registration turned off (the test hook), the path where the driver
+// refuses it, so the arrays go through the staging buffers and the scratch
+// comes from cudaHostAlloc; pinned: the test registers them.
+enum class host_memory { pageable, staged, pinned };
+inline constexpr host_memory all_memories[] = {host_memory::pageable, host_memory::staged, host_memory::pinned};
+inline const char* name(host_memory m) {
+  return m == host_memory::pinned ? "pinned" : m == host_memory::staged ? "staged" : "pageable";
+}
+
+// Turns the host sort's registration of pageable memory off for the guard's
+// lifetime, when `memory` is staged.
+class staging_guard {
+ public:
+  explicit staging_guard(host_memory memory) : staged_(memory == host_memory::staged) {
+    if (staged_) tilesort::detail::host_sort_registers_pageable = false;
+  }
+  ~staging_guard() { tilesort::detail::host_sort_registers_pageable = true; }
+  staging_guard(const staging_guard&) = delete;
+  staging_guard& operator=(const staging_guard&) = delete;
+
+ private:
+  bool staged_;
+};
 
 // Small budgets put a few million items out of core; the sanitizer runs
 // (TILESORT_TEST_SMALL) take a quarter of a million items through the same paths.
@@ -88,15 +110,19 @@ void expect_host_sort_keys(std::vector<Key> keys, std::size_t budget, host_memor
                            tilesort::host_sort_stats* stats = nullptr) {
   const std::vector<Key> in = keys;
   progress_record progress;
+  tilesort::host_sort_stats own_stats;
+  if (stats == nullptr) stats = &own_stats;
   tilesort::host_sort_options options;
   options.device_memory_budget = budget;
   options.progress = progress.callback();
   options.stats = stats;
   {
     pin_guard pin(keys, memory);
+    staging_guard staging(memory);
     ASSERT_EQ(memory == host_memory::pinned, pin.pinned());
     ASSERT_EQ(cudaSuccess, tilesort::host_sort_keys(keys.data(), std::int64_t(keys.size()), comp, options));
   }
+  if (keys.size() > 1) EXPECT_EQ(memory == host_memory::pageable ? 1 : 0, stats->registered_arrays);
   expect_stable_sorted(in, keys, comp);
   progress.expect_complete();
 }
@@ -108,15 +134,24 @@ void expect_host_sort_pairs(std::vector<Key> keys, std::size_t budget, host_memo
                             tilesort::host_sort_stats* stats = nullptr) {
   const std::vector<Key> in = keys;
   std::vector<std::uint32_t> positions = iota_indices(keys.size());
+  tilesort::host_sort_stats own_stats;
+  if (stats == nullptr) stats = &own_stats;
   tilesort::host_sort_options options;
   options.device_memory_budget = budget;
   options.stats = stats;
   {
     pin_guard pin_keys(keys, memory), pin_values(positions, memory);
+    staging_guard staging(memory);
     ASSERT_EQ(memory == host_memory::pinned, pin_keys.pinned() && pin_values.pinned());
     ASSERT_EQ(cudaSuccess, tilesort::host_sort_pairs(keys.data(), positions.data(), std::int64_t(keys.size()), comp,
                                                      options));
   }
+  // Two small vectors may share a page: the second registration is then
+  // refused and that array staged.
+  if (memory != host_memory::pageable)
+    EXPECT_EQ(0, stats->registered_arrays);
+  else if (keys.size() > 1)
+    EXPECT_LE(keys.size() * sizeof(Key) >= (std::size_t(1) << 20) ? 2 : 1, stats->registered_arrays);
   expect_stable_pairs(in, keys, positions, comp);
 }
 

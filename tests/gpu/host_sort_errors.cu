@@ -3,7 +3,8 @@
 // not pinned (cudaErrorInvalidValue, array untouched); each allocation made
 // to fail in turn (cudaErrorMemoryAllocation, array untouched, nothing
 // leaked: the next call sorts); n = 0 and 1; the caller's pinned scratch and
-// stream; the progress callback.
+// stream; an array the driver refuses to register (staged); the progress
+// callback.
 #include <tilesort/host/host_sort.cuh>
 
 #include "common/host_sort_cases.cuh"
@@ -76,29 +77,62 @@ TEST(HostSortErrors, ScratchTooSmallOrNotPinned) {
   CUDA_ASSERT(cudaFreeHost(pinned));
 }
 
-// Allocations, in order: the device memory, the pinned scratch and the
-// bucket table (out of core), the staging buffers (pageable arrays).
+// Allocations, in order: the device memory, the scratch and the bucket
+// table (out of core), the staging buffers (staged arrays only: a pageable
+// array is registered instead).
 TEST(HostSortErrors, InjectedFailedAllocationLeavesTheArrayUntouched) {
   REQUIRE_GPU();
   SKIP_HOST_SORT_UNDER_RACECHECK();
   const std::size_t n = out_of_core_items();
-  std::vector<std::uint32_t> keys = make_keys<std::uint32_t>(n, distribution::random, fresh_seed());
-  const std::vector<std::uint32_t> in = keys;
+  const std::vector<std::uint32_t> in = make_keys<std::uint32_t>(n, distribution::random, fresh_seed());
   tilesort::host_sort_options options;
   options.device_memory_budget = small_budget();
-  for (int failing = 0; failing < 5; ++failing) {
-    SCOPED_TRACE(failing);
-    tilesort::detail::host_sort_failing_allocation = failing;
-    EXPECT_EQ(cudaErrorMemoryAllocation,
-              tilesort::host_sort_keys(keys.data(), std::int64_t(n), tilesort::less{}, options));
+  for (host_memory memory : {host_memory::pageable, host_memory::staged}) {
+    SCOPED_TRACE(name(memory));
+    const int allocations = memory == host_memory::staged ? 5 : 3;
+    std::vector<std::uint32_t> keys = in;
+    staging_guard staging(memory);
+    for (int failing = 0; failing < allocations; ++failing) {
+      SCOPED_TRACE(failing);
+      tilesort::detail::host_sort_failing_allocation = failing;
+      EXPECT_EQ(cudaErrorMemoryAllocation,
+                tilesort::host_sort_keys(keys.data(), std::int64_t(n), tilesort::less{}, options));
+      tilesort::detail::host_sort_failing_allocation = -1;
+      EXPECT_EQ(in, keys);
+      CUDA_EXPECT(cudaGetLastError());
+      // Nothing stays registered: the caller can register the array itself.
+      ASSERT_EQ(cudaSuccess, cudaHostRegister(keys.data(), n * sizeof(std::uint32_t), cudaHostRegisterDefault));
+      CUDA_EXPECT(cudaHostUnregister(keys.data()));
+    }
+    tilesort::detail::host_sort_failing_allocation = allocations;  // past the last: nothing fails
+    EXPECT_EQ(cudaSuccess, tilesort::host_sort_keys(keys.data(), std::int64_t(n), tilesort::less{}, options));
     tilesort::detail::host_sort_failing_allocation = -1;
-    EXPECT_EQ(in, keys);
-    CUDA_EXPECT(cudaGetLastError());
+    expect_stable_sorted(in, keys, tilesort::less{});
   }
-  tilesort::detail::host_sort_failing_allocation = 5;  // past the last: nothing fails
-  EXPECT_EQ(cudaSuccess, tilesort::host_sort_keys(keys.data(), std::int64_t(n), tilesort::less{}, options));
-  tilesort::detail::host_sort_failing_allocation = -1;
-  expect_stable_sorted(in, keys, tilesort::less{});
+}
+
+// Half the array registered by the caller: the call's registration of the
+// whole is refused (the error cleared), so the array is staged and sorted.
+TEST(HostSortErrors, AnArrayTheDriverWillNotRegisterIsStaged) {
+  REQUIRE_GPU();
+  SKIP_HOST_SORT_UNDER_RACECHECK();
+  for (std::size_t budget : {std::size_t(0), small_budget()}) {
+    SCOPED_TRACE(budget);
+    const std::size_t n = out_of_core_items();
+    std::vector<std::uint32_t> keys = make_keys<std::uint32_t>(n, distribution::random, fresh_seed());
+    const std::vector<std::uint32_t> in = keys;
+    CUDA_ASSERT(cudaHostRegister(keys.data(), n / 2 * sizeof(std::uint32_t), cudaHostRegisterDefault));
+    tilesort::host_sort_stats stats;
+    tilesort::host_sort_options options;
+    options.device_memory_budget = budget;
+    options.stats = &stats;
+    EXPECT_EQ(cudaSuccess, tilesort::host_sort_keys(keys.data(), std::int64_t(n), tilesort::less{}, options));
+    CUDA_EXPECT(cudaGetLastError());
+    CUDA_EXPECT(cudaHostUnregister(keys.data()));
+    EXPECT_EQ(0, stats.registered_arrays);
+    EXPECT_EQ(budget == 0, stats.in_core);
+    expect_stable_sorted(in, keys, tilesort::less{});
+  }
 }
 
 TEST(HostSortErrors, ProgressReachesTheTotal) {

@@ -1,6 +1,6 @@
 // GPU tests for host/host_sort.cuh, keys of 4 bytes: u32 and f32 (NaN and
 // ±0.0) under tilesort::less, in core and out of core (a 16 MiB budget),
-// every distribution of the device tests, pinned and pageable arrays, sizes
+// every distribution of the device tests, pinned, pageable and staged arrays, sizes
 // around the in-core limit and the chunk boundaries, a larger array with
 // several batches per slot; each result bit for bit std::stable_sort's.
 #include <tilesort/host/host_sort.cuh>
@@ -16,7 +16,7 @@ TEST(HostSortKeys, InCoreWithTheDefaultBudget) {
   SKIP_HOST_SORT_UNDER_RACECHECK();
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed);
-  for (host_memory memory : {host_memory::pageable, host_memory::pinned}) {
+  for (host_memory memory : all_memories) {
     SCOPED_TRACE(name(memory));
     for (std::size_t n : {2, 3, 1000, 100003, 1 << 20}) {
       if (small_run() && n > 100003) continue;
@@ -33,9 +33,10 @@ TEST(HostSortKeys, OutOfCoreEveryDistribution) {
   SCOPED_TRACE(seed);
   const std::size_t n = out_of_core_items();
   ASSERT_FALSE((host_plan<std::uint32_t>(std::int64_t(n), small_budget()).in_core));
+  int i = 0;
   for (distribution d : all_distributions) {
     SCOPED_TRACE(name(d));
-    const host_memory memory = d == distribution::random ? host_memory::pinned : host_memory::pageable;
+    const host_memory memory = all_memories[i++ % 3];
     expect_host_sort_keys(make_keys<std::uint32_t>(n, d, seed), small_budget(), memory, tilesort::less{});
   }
 }
@@ -45,7 +46,7 @@ TEST(HostSortKeys, FloatsWithNaNAndSignedZeros) {
   SKIP_HOST_SORT_UNDER_RACECHECK();
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed);
-  for (host_memory memory : {host_memory::pageable, host_memory::pinned}) {
+  for (host_memory memory : all_memories) {
     SCOPED_TRACE(name(memory));
     for (distribution d : {distribution::nan_and_zero, distribution::random, distribution::few_distinct}) {
       SCOPED_TRACE(name(d));

@@ -1,6 +1,6 @@
 // GPU tests for host/host_sort.cuh, pairs: u32 keys with their input
 // positions as values (stability: the positions of equal keys must stay in
-// order), in core and out of core, pinned and pageable, many equal keys
+// order), in core and out of core, pinned, pageable and staged, many equal keys
 // (one bucket of equivalent keys larger than a batch is only copied).
 #include <tilesort/host/host_sort.cuh>
 
@@ -15,7 +15,7 @@ TEST(HostSortPairs, InCoreAndOutOfCore) {
   SKIP_HOST_SORT_UNDER_RACECHECK();
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed);
-  for (host_memory memory : {host_memory::pageable, host_memory::pinned}) {
+  for (host_memory memory : all_memories) {
     SCOPED_TRACE(name(memory));
     expect_host_sort_pairs(make_keys<std::uint32_t>(100003, distribution::random, seed), 0, memory, tilesort::less{});
     for (distribution d : {distribution::random, distribution::few_distinct, distribution::sorted,

@@ -2,7 +2,7 @@
 // tilesort::less and greater, and a 16-byte struct ordered by one field
 // through a user comparator (not radix-sortable: sampled splitters and the
 // front door's comparison sorts; equal keys differ in the other field, so
-// stability shows), out of core in 16-64 MiB, pinned and pageable.
+// stability shows), out of core in 16-64 MiB, pinned, pageable and staged.
 #include <tilesort/host/host_sort.cuh>
 
 #include "common/host_sort_cases.cuh"
@@ -35,6 +35,7 @@ TEST(HostSortWide, U64KeysBothOrders) {
     SCOPED_TRACE(name(d));
     const auto keys = make_keys<std::uint64_t>(out_of_core_items(), d, seed);
     expect_host_sort_keys(keys, small_budget(), host_memory::pageable, tilesort::less{});
+    expect_host_sort_keys(keys, small_budget(), host_memory::staged, tilesort::less{});
     expect_host_sort_keys(keys, 2 * small_budget(), host_memory::pinned, tilesort::greater{});
   }
 }
@@ -47,10 +48,11 @@ TEST(HostSortWide, SixteenByteKeysWithAUserComparator) {
   ASSERT_FALSE((host_plan<wide_key, tilesort::detail::no_value, by_major>(std::int64_t(out_of_core_items()),
                                                                          small_budget(), by_major{})
                     .in_core));
+  int i = 0;
   for (distribution d : {distribution::random, distribution::few_distinct, distribution::all_equal,
                          distribution::sorted, distribution::nearly_sorted}) {
     SCOPED_TRACE(name(d));
-    const host_memory memory = d == distribution::random ? host_memory::pinned : host_memory::pageable;
+    const host_memory memory = all_memories[i++ % 3];
     expect_host_sort_keys(wide_keys(out_of_core_items(), d, seed), small_budget(), memory, by_major{});
   }
 }

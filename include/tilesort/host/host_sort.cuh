@@ -92,9 +92,13 @@ std::size_t host_sort_scratch_bytes(std::int64_t n) {
 /// Stable sort, in place, of n keys in host memory, on the current device;
 /// returns when h_keys is sorted (not graph-capturable). Keys and
 /// comparators as for the device sorts. Pinned memory (cudaHostAlloc,
-/// cudaHostRegister) or managed memory is copied directly; pageable memory
-/// is staged through pinned buffers (host_sort_policy::stages of
-/// stage_bytes), the host copying one while the link carries another.
+/// cudaHostRegister) or managed memory is copied directly. Pageable memory
+/// is registered for the call (cudaHostRegister; unregistered before it
+/// returns) and then copied directly, which costs a few hundredths of a
+/// second per GiB; where the driver refuses (a page already in another
+/// registered range, read-only memory) the array is staged through pinned
+/// buffers (host_sort_policy::stages of stage_bytes), the host copying one
+/// while the link carries another, at the rate of one host thread's memcpy.
 /// Out of core the call also needs host_sort_scratch_bytes<Key>(n) of pinned
 /// host memory (options.host_scratch, or allocated per call).
 ///

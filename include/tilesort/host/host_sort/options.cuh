@@ -24,13 +24,14 @@ struct host_sort_stats {
   std::int64_t batches = 0;           ///< pass 2 batches sorted on the device
   std::int64_t copied_buckets = 0;    ///< buckets of equivalent keys only copied
   std::int64_t resorted_buckets = 0;  ///< buckets between splitters sorted again
-  double setup_s = 0;                 ///< allocations, streams, events
+  int registered_arrays = 0;          ///< pageable arrays registered for the call (the rest are staged)
+  double setup_s = 0;                 ///< allocations, registrations, streams, events
   double round_trip_s = 0;            ///< in core: copies in, the sort, copies out
   double splitters_s = 0;             ///< samples, their sort, the splitter tree
   double partition_s = 0;             ///< pass 1
   double batches_s = 0;               ///< pass 2 on the device
   double host_copies_s = 0;           ///< pass 2 buckets copied on the host
-  double release_s = 0;               ///< the last waits and the frees
+  double release_s = 0;               ///< the last waits, the frees and unregistrations
 };
 
 /// Options of host_sort_keys / host_sort_pairs.
@@ -51,7 +52,9 @@ struct host_sort_options {
   host_sort_progress progress;
   /// Pinned host memory for the out-of-core path's copy of the items, at
   /// least host_sort_scratch_bytes<Key, Value>(n); null: the call allocates
-  /// it (cudaHostAlloc) when the items do not fit the budget.
+  /// it when the items do not fit the budget (pageable memory faulted in on
+  /// several threads and registered, or cudaHostAlloc where the driver
+  /// refuses) and frees it before returning.
   void* host_scratch = nullptr;
   /// Size of host_scratch in bytes.
   std::size_t host_scratch_bytes = 0;

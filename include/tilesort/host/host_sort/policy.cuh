@@ -1,6 +1,7 @@
 // host/host_sort/policy.cuh — the tuning of the sort of host-resident arrays
 // (host/host_sort.cuh): the shape detail::make_host_sort_plan works from, the
-// pinned staging of pageable arrays and the margin left when no budget is
+// threads that fault in the scratch, the pinned staging of pageable arrays
+// the driver will not register and the margin left when no budget is
 // given. Chosen without measurements so far; the measurements that will set
 // them go to docs/tuning/host_sort.md.
 #pragma once
@@ -38,8 +39,12 @@ struct host_sort_policy {
   static constexpr int bucket_slack = 4;
   /// (chunk, bucket) entries of the host's table of bucket ends (4 bytes each).
   static constexpr std::int64_t max_table_entries = std::int64_t(1) << 26;
-  /// Pageable arrays are staged through this many pinned buffers of
-  /// stage_bytes: the host copies one while the link carries another.
+  /// Threads that fault in the pages of a fresh out-of-core scratch before
+  /// it is registered (at most the machine's hardware threads).
+  static constexpr unsigned touch_threads = 16;
+  /// Pageable arrays the driver will not register are staged through this
+  /// many pinned buffers of stage_bytes: the host copies one while the link
+  /// carries another.
   static constexpr int stages = 2;
   /// @copydoc stages
   static constexpr std::size_t stage_bytes = std::size_t(16) << 20;

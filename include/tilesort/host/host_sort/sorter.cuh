@@ -1,7 +1,8 @@
 // host/host_sort/sorter.cuh — the engine behind host_sort_keys and
 // host_sort_pairs (host/host_sort.cuh): one object per call owns the device
-// allocation, the pinned scratch and bucket table, the staging buffers and
-// the two streams, and runs the plan of detail/host_sort_plan.cuh:
+// allocation, the pinned scratch and bucket table, the registration of
+// pageable arrays (or their staging buffers) and the two streams, and runs
+// the plan of detail/host_sort_plan.cuh:
 //
 //   round trip (in core)   items in, the front door's sort, items out
 //   splitters              samples read on the host, sorted on the device,
@@ -93,14 +94,15 @@ class host_sorter {
   }
 
   // Sorts keys (and values) by the plan `top` (status cudaSuccess); the
-  // arrays' memory kinds as host_memory_is_direct found them.
+  // arrays' memory kinds as host_memory_is_direct found them (pageable ones
+  // are registered for the call where the driver allows).
   cudaError_t run(Key* keys, Value* values, const host_sort_plan& top, bool direct_keys, bool direct_values) {
     direct_keys_ = direct_keys;
     direct_values_ = direct_values;
     total_ = top.link_bytes();
     report();
     stats_.in_core = top.in_core;
-    cudaError_t error = timed(stats_.setup_s, [&] { return start(top); });
+    cudaError_t error = timed(stats_.setup_s, [&] { return start(top, keys, values); });
     if (error == cudaSuccess) error = sort_range(keys, values, top);
     const cudaError_t released = timed(stats_.release_s, [&] { return release(); });
     if (options_.stats != nullptr) *options_.stats = stats_;
@@ -114,7 +116,7 @@ class host_sorter {
 
  private:
   // ------------------------------------------------------------------ resources
-  cudaError_t start(const host_sort_plan& top) {
+  cudaError_t start(const host_sort_plan& top, Key* keys, Value* values) {
     stream_ = options_.stream;
     if (allocations_.fails() || cudaMallocAsync(&device_, top.device_bytes, stream_) != cudaSuccess) {
       (void)cudaGetLastError();
@@ -128,7 +130,7 @@ class host_sorter {
         scratch_ = static_cast<unsigned char*>(options_.host_scratch);
       } else {
         void* p = nullptr;
-        TILESORT_RETURN_IF_ERROR(host_sort_alloc_pinned(p, scratch_bytes, allocations_));
+        TILESORT_RETURN_IF_ERROR(host_sort_alloc_scratch(p, scratch_registered_, scratch_bytes, allocations_));
         scratch_ = static_cast<unsigned char*>(p);
         owns_scratch_ = true;
       }
@@ -137,6 +139,10 @@ class host_sorter {
       TILESORT_RETURN_IF_ERROR(host_sort_alloc_pinned(table, std::size_t(table_entries_) * 4, allocations_));
       table_ = static_cast<std::uint32_t*>(table);
     }
+    if (!direct_keys_) direct_keys_ = registrations_.add(keys, std::size_t(top.n) * sizeof(Key));
+    if constexpr (pairs)
+      if (!direct_values_) direct_values_ = registrations_.add(values, std::size_t(top.n) * value_bytes);
+    stats_.registered_arrays = registrations_.count();
     TILESORT_RETURN_IF_ERROR(stager_.init(!direct_keys_ || (pairs && !direct_values_), allocations_));
     TILESORT_RETURN_IF_ERROR(side_streams(2, set_));
     TILESORT_RETURN_IF_ERROR(fork_side_streams(*set_, 2, stream_));
@@ -160,7 +166,8 @@ class host_sorter {
       keep(cudaStreamSynchronize(stream_));
       device_ = nullptr;
     }
-    if (owns_scratch_ && scratch_ != nullptr) keep(cudaFreeHost(scratch_));
+    keep(registrations_.release());
+    if (owns_scratch_) keep(host_sort_free_scratch(scratch_, scratch_registered_));
     scratch_ = nullptr;
     owns_scratch_ = false;
     if (table_ != nullptr) keep(cudaFreeHost(table_));
@@ -428,10 +435,11 @@ class host_sorter {
   void* device_ = nullptr;
   std::size_t device_bytes_ = 0;
   unsigned char* scratch_ = nullptr;
-  bool owns_scratch_ = false;
+  bool owns_scratch_ = false, scratch_registered_ = false;
   std::uint32_t* table_ = nullptr;
   std::int64_t table_entries_ = 0;
   host_sort_stager stager_;
+  host_sort_registrations registrations_;
   side_stream_set* set_ = nullptr;
   cudaEvent_t done_events_[2] = {};
   std::size_t done_ = 0, total_ = 0;

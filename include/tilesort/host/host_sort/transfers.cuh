@@ -1,8 +1,17 @@
 // host/host_sort/transfers.cuh — the host side of the out-of-core sort
 // (host/host_sort.cuh): whether the link reaches an array directly (pinned
-// or managed memory) or through pinned staging buffers (pageable memory),
-// the staged copies themselves, and the pinned allocations (with the test
-// hook that makes one of them fail).
+// or managed memory), the registration of pageable arrays for one call so
+// that it does, the pinned staging buffers for those the driver will not
+// register, the host allocations (with the test hooks that make one of them
+// fail or turn registration off).
+//
+// Registration: cudaHostRegister of a pageable array the caller has written
+// costs a few hundredths of a second per GiB and lets every copy run at the
+// pinned rate; staging costs one host memcpy per byte each way on the
+// calling thread, several times slower than the link. The out-of-core
+// scratch is allocated the same way: pageable memory whose pages are
+// faulted in by several threads, then registered (cudaHostAlloc pins and
+// zeroes on one thread, far slower for gigabytes).
 //
 // Staging: `stages` pinned buffers of stage_bytes (host_sort_policy) taken
 // in turn. To the device, the host copies piece j into a free buffer while
@@ -16,7 +25,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "../../detail/error.cuh"
 #include "policy.cuh"
@@ -31,6 +43,111 @@ inline thread_local int host_sort_failing_allocation = -1;
 struct host_sort_allocation_count {
   int next = 0;
   bool fails() { return next++ == host_sort_failing_allocation; }
+};
+
+// Test hook: false leaves pageable arrays unregistered (staged) and
+// allocates the scratch with cudaHostAlloc, the paths a call takes where
+// the driver refuses to register memory.
+inline thread_local bool host_sort_registers_pageable = true;
+
+// Faults in every page of [p, p + bytes) from up to
+// host_sort_policy::touch_threads threads (the kernel zeroes each page; a
+// thread that cannot start leaves its piece to the calling thread).
+inline void host_sort_touch_pages(unsigned char* p, std::size_t bytes) {
+  constexpr std::size_t page = 4096;
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = std::min<std::size_t>(host_sort_policy::touch_threads, cores);
+  const std::size_t piece = (bytes / threads + page) / page * page;
+  const auto touch = [p, bytes, piece](std::size_t from) {
+    for (std::size_t at = from; at < std::min(bytes, from + piece); at += page) p[at] = 0;
+  };
+  std::vector<std::thread> workers;
+  for (std::size_t from = piece; from < bytes; from += piece) {
+    try {
+      workers.emplace_back(touch, from);
+    } catch (...) {
+      touch(from);
+    }
+  }
+  touch(0);
+  for (std::thread& w : workers) w.join();
+}
+
+// The out-of-core scratch: pageable memory faulted in on several threads
+// and registered, or where the driver refuses that, cudaHostAlloc;
+// `registered` tells host_sort_free_scratch which. A failure leaves `p` null.
+inline cudaError_t host_sort_alloc_scratch(void*& p, bool& registered, std::size_t bytes,
+                                           host_sort_allocation_count& count) {
+  p = nullptr;
+  registered = false;
+  if (count.fails()) return cudaErrorMemoryAllocation;
+  constexpr std::size_t page = 4096;
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + page - 1) / page * page;
+  if (host_sort_registers_pageable) {
+    if (void* q = std::aligned_alloc(page, rounded)) {
+      host_sort_touch_pages(static_cast<unsigned char*>(q), rounded);
+      if (cudaHostRegister(q, rounded, cudaHostRegisterDefault) == cudaSuccess) {
+        p = q;
+        registered = true;
+        return cudaSuccess;
+      }
+      (void)cudaGetLastError();
+      std::free(q);
+    }
+  }
+  if (cudaHostAlloc(&p, rounded, cudaHostAllocDefault) != cudaSuccess) {
+    (void)cudaGetLastError();
+    p = nullptr;
+    return cudaErrorMemoryAllocation;
+  }
+  return cudaSuccess;
+}
+
+// Frees what host_sort_alloc_scratch returned (null: nothing).
+inline cudaError_t host_sort_free_scratch(void* p, bool registered) {
+  if (p == nullptr) return cudaSuccess;
+  if (!registered) return cudaFreeHost(p);
+  const cudaError_t error = cudaHostUnregister(p);
+  std::free(p);
+  return error;
+}
+
+// The caller's pageable arrays registered for one call; release() (or the
+// destructor) unregisters them once no transfer uses them.
+class host_sort_registrations {
+ public:
+  host_sort_registrations() = default;
+  host_sort_registrations(const host_sort_registrations&) = delete;
+  host_sort_registrations& operator=(const host_sort_registrations&) = delete;
+  ~host_sort_registrations() { (void)release(); }
+
+  // Whether [p, p + bytes) is now registered; false, the error cleared,
+  // where the driver refuses (e.g. one of its pages is in another
+  // registered range, or the memory is read-only): it is then staged.
+  bool add(void* p, std::size_t bytes) {
+    if (!host_sort_registers_pageable || bytes == 0 || count_ == max_arrays) return false;
+    if (cudaHostRegister(p, bytes, cudaHostRegisterDefault) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    arrays_[count_++] = p;
+    return true;
+  }
+  int count() const { return count_; }
+  cudaError_t release() {
+    cudaError_t first = cudaSuccess;
+    for (int k = 0; k < count_; ++k) {
+      const cudaError_t e = cudaHostUnregister(arrays_[k]);
+      if (first == cudaSuccess) first = e;
+    }
+    count_ = 0;
+    return first;
+  }
+
+ private:
+  static constexpr int max_arrays = 2;  // keys and values
+  void* arrays_[max_arrays] = {};
+  int count_ = 0;
 };
 
 // Pinned host memory (cudaHostAlloc); a failure leaves `p` null.
