@@ -73,7 +73,10 @@ build() {  # build tests|bench|host_sort...
       tar -xJf "$GPU_CHECK_PREBUILT"
       note "build: test binaries from $GPU_CHECK_PREBUILT (commit $(cat "$(dirname "$GPU_CHECK_PREBUILT")/commit.txt" 2>/dev/null || echo unknown))"
     fi
-    for t in "$@"; do [ "$t" = tests ] || { [ "$t" = bench ] && [ -x build-gpu/bench/tilesort-bench ]; } || targets+=("$t"); done
+    for t in "$@"; do
+      [ "$t" = tests ] || [ "$t" = host_sort ] || { [ "$t" = bench ] && [ -x build-gpu/bench/tilesort-bench ]; } ||
+        targets+=("$t")
+    done
     [ ${#targets[@]} -eq 0 ] && return 0
     [ -f build-gpu/build.ninja ] ||
       configure -DTILESORT_BUILD_TESTS=OFF -DTILESORT_BUILD_EXAMPLES=OFF || { note "build: configure FAILED, see build.log"; return 1; }

@@ -116,6 +116,9 @@ TEST(HostSortErrors, InjectedFailedAllocationLeavesTheArrayUntouched) {
 TEST(HostSortErrors, AnArrayTheDriverWillNotRegisterIsStaged) {
   REQUIRE_GPU();
   SKIP_HOST_SORT_UNDER_RACECHECK();
+  // compute-sanitizer reports the refusal this test provokes as an API error;
+  // the staged path itself is checked there through host_memory::staged.
+  if (small_run()) GTEST_SKIP() << "sanitizer run: the refused registration would count as an API error";
   for (std::size_t budget : {std::size_t(0), small_budget()}) {
     SCOPED_TRACE(budget);
     const std::size_t n = out_of_core_items();
