@@ -29,16 +29,16 @@ struct host_call {
   std::function<void(std::size_t, std::size_t)> progress;  // bytes across the link so far, in all (may be empty)
 };
 
-// host_sort_pairs for keys of Bits (std::uint8_t .. std::uint64_t); defined
+// host_sort_pairs for keys of Bits (std::uint32_t or std::uint64_t); defined
 // in host_launch.cuh, instantiated once each by the generated units.
+// 1- and 2-byte keys come as their 4-byte ranks (tilesort/_host.py), which
+// saves the package two units of the host sort.
 template <typename Bits>
 cudaError_t host_sort_with(const host_call& call);
 
-// host_sort_with for keys of key_bytes (1, 2, 4 or 8); cudaErrorInvalidValue for another width.
+// host_sort_with for keys of key_bytes (4 or 8); cudaErrorInvalidValue for another width.
 inline cudaError_t run_host_sort(int key_bytes, const host_call& call) {
   switch (key_bytes) {
-    case 1: return host_sort_with<std::uint8_t>(call);
-    case 2: return host_sort_with<std::uint16_t>(call);
     case 4: return host_sort_with<std::uint32_t>(call);
     case 8: return host_sort_with<std::uint64_t>(call);
     default: return cudaErrorInvalidValue;

@@ -77,8 +77,8 @@ bool job_algorithm(algorithm algo) {
 tilesort_py::sort_job make_job(const job_request& request, std::uintptr_t temp, std::uintptr_t stream) {
   if (!job_algorithm(request.algo)) throw nb::value_error("tilesort: a job is FRONT, LOCALITY, ROWS or OFFSETS");
   const int key_bytes = request.key_bytes;
-  if (key_bytes != 1 && key_bytes != 2 && key_bytes != 4 && key_bytes != 8)
-    throw nb::value_error("tilesort: keys are 1, 2, 4 or 8 bytes");
+  if (key_bytes != 4 && key_bytes != 8)
+    throw nb::value_error("tilesort: host keys are 4 or 8 bytes (narrower ones are sorted as 4-byte ranks)");
   if (request.kind != "u" && request.kind != "i" && request.kind != "f")
     throw nb::value_error("tilesort: kind is 'u', 'i' or 'f'");
   if (request.values_out == 0 || (!request.index_payload && request.values_in == 0))
@@ -131,8 +131,8 @@ bool sorts_in_place_of_rows(const job_request& request) {
 // sort.
 void host_sort(std::uintptr_t keys, std::uintptr_t positions, std::int64_t n, int key_bytes, const std::string& kind,
                std::uint64_t inf_bits, bool descending, std::size_t budget, nb::object progress) {
-  if (key_bytes != 1 && key_bytes != 2 && key_bytes != 4 && key_bytes != 8)
-    throw nb::value_error("tilesort: keys are 1, 2, 4 or 8 bytes");
+  if (key_bytes != 4 && key_bytes != 8)
+    throw nb::value_error("tilesort: host keys are 4 or 8 bytes (narrower ones are sorted as 4-byte ranks)");
   if (kind != "u" && kind != "i" && kind != "f") throw nb::value_error("tilesort: kind is 'u', 'i' or 'f'");
   tilesort_py::host_call call{pointer<void>(keys), pointer<std::int64_t>(positions), n, kind[0], inf_bits,
                               descending, budget, {}};

@@ -6,7 +6,9 @@ sorted dim is last, are copied once on the host (the input is never written)
 and sorted in place by ``tilesort::host_sort_pairs`` (src/host_call.h) as the
 unsigned integers of their width in the dtype's order (src/dtype_order.cuh:
 NaN last, first when descending, -0.0 equal to +0.0), with their int64
-positions as values. The host sort is stable, so the result is numpy's
+positions as values (1- and 2-byte keys as their 4-byte ranks in that order,
+the package carrying host-sort kernels for 4- and 8-byte keys only; their
+values are then gathered by position). The host sort is stable, so the result is numpy's
 ``kind="stable"`` bit for bit (torch.sort(stable=True)'s for torch input).
 Arrays of several rows sort all rows' keys at once, then the positions again
 by their row (stable too), and the keys and payloads are gathered by position.
@@ -68,6 +70,25 @@ def _gather(np, src, positions):
     out = np.empty(positions.size, dtype=src.dtype)
     _in_pieces(positions.size, lambda lo, hi: np.take(src, positions[lo:hi], out=out[lo:hi]))
     return out
+
+
+def _ranks32(np, bits, key_type, out):
+    """out[:] = the dtype-order ranks of the 1- or 2-byte keys `bits` (1-D, their unsigned bits) as uint32, the
+    order of src/dtype_order.cuh ascending: NaN last, -0.0 equal to +0.0."""
+    width = 8 * key_type.bytes
+    top, ones = 1 << (width - 1), (1 << width) - 1
+
+    def work(lo, hi):
+        b = bits[lo:hi].astype(np.uint32)
+        if key_type.kind == "f":
+            magnitude = b & (ones ^ top)
+            r = np.where(magnitude > key_type.inf_bits, ones,
+                         np.where(magnitude == 0, top, np.where(b & top, ~b & ones, b | top)))
+        else:
+            r = b ^ top if key_type.kind == "i" else b
+        out[lo:hi] = r
+
+    _in_pieces(bits.size, work)
 
 
 def host_kind(x):
@@ -205,16 +226,25 @@ def sort(function, x, dim, descending, values=None, *, out=None, keep_keys=True,
     length = moved.shape[-1]
     width = np.dtype(f"uint{8 * key_type.bytes}")
     n = moved.size
-    keys = np.empty(n, dtype=width)  # pageable: the host sort registers it for the call
-    positions = np.empty(n, dtype=np.int64)
-    _copy(np, keys.reshape(moved.shape), moved.view(width))
+    narrow = key_type.bytes < 4  # sorted as 4-byte ranks, the keys then gathered by position
+    positions = np.empty(n, dtype=np.int64)  # pageable, as the keys: the host sort registers them for the call
+    flat = np.ascontiguousarray(moved).reshape(-1).view(width) if narrow or n > length else None
+    if narrow:
+        keys = np.empty(n, dtype=np.uint32)
+        _ranks32(np, flat, key_type, keys)
+        sorted_as = KEY_TYPES["uint32"]
+    else:
+        keys = np.empty(n, dtype=width)
+        _copy(np, keys.reshape(moved.shape), moved.view(width))
+        sorted_as = key_type
     _iota(np, positions)
-    _run(keys, positions, key_type, descending, device_memory_budget, progress, function)
+    _run(keys, positions, sorted_as, descending, device_memory_budget, progress, function)
     if n > length:  # several rows: the positions again, stably by their row
         rows = np.empty(n, dtype=np.int64)
         _in_pieces(n, lambda lo, hi: np.floor_divide(positions[lo:hi], length, out=rows[lo:hi]))
         _run(rows.view(np.uint64), positions, KEY_TYPES["uint64"], False, device_memory_budget, progress, function)
-        keys = _gather(np, np.ascontiguousarray(moved).reshape(-1).view(width), positions)
+    if flat is not None:
+        keys = _gather(np, flat, positions)
     results = []
     if keep_keys:
         results.append(keys.view(a.dtype).reshape(moved.shape))
