@@ -77,8 +77,8 @@ bool job_algorithm(algorithm algo) {
 tilesort_py::sort_job make_job(const job_request& request, std::uintptr_t temp, std::uintptr_t stream) {
   if (!job_algorithm(request.algo)) throw nb::value_error("tilesort: a job is FRONT, LOCALITY, ROWS or OFFSETS");
   const int key_bytes = request.key_bytes;
-  if (key_bytes != 4 && key_bytes != 8)
-    throw nb::value_error("tilesort: host keys are 4 or 8 bytes (narrower ones are sorted as 4-byte ranks)");
+  if (key_bytes != 1 && key_bytes != 2 && key_bytes != 4 && key_bytes != 8)
+    throw nb::value_error("tilesort: keys are 1, 2, 4 or 8 bytes");
   if (request.kind != "u" && request.kind != "i" && request.kind != "f")
     throw nb::value_error("tilesort: kind is 'u', 'i' or 'f'");
   if (request.values_out == 0 || (!request.index_payload && request.values_in == 0))
