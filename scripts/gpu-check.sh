@@ -12,7 +12,10 @@
 #                                               built (sm_80/90/100 + PTX; about 280 s on 16 cores),
 #                                               installed into a fresh venv with no nvcc or cmake on
 #                                               PATH, the package's tests run there; with bench, then
-#                                               the Python benchmark from that venv
+#                                               the Python benchmark from that venv. A release wheel
+#                                               (57 MB) with the tree and .whl/ passes the device
+#                                               tool's 64 MiB carry only without docs/bench (move it
+#                                               aside for the call)
 #   scripts/gpu-check.sh all                    every phase in turn (no time limit of its own)
 #   scripts/gpu-check.sh nccl [cpp|python]      the distributed sort on every GPU (2 or 4): its tests,
 #                                               example, benchmark and Python test (see run_nccl)
