@@ -235,7 +235,7 @@ def sort(function, x, dim, descending, values=None, *, out=None, keep_keys=True,
         sorted_as = KEY_TYPES["uint32"]
     else:
         keys = np.empty(n, dtype=width)
-        _copy(np, keys.reshape(moved.shape), moved.view(width))
+        _copy(np, keys.reshape(moved.shape), (moved.view(width) if flat is None else flat).reshape(moved.shape))
         sorted_as = key_type
     _iota(np, positions)
     _run(keys, positions, sorted_as, descending, device_memory_budget, progress, function)
