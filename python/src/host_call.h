@@ -31,7 +31,7 @@ struct host_call {
 
 // host_sort_pairs for keys of Bits (std::uint32_t or std::uint64_t); defined
 // in host_launch.cuh, instantiated once each by the generated units.
-// 1- and 2-byte keys come as their 4-byte ranks (tilesort/_host.py), which
+// 1- and 2-byte keys come widened to 4 bytes (tilesort/_host.py), which
 // saves the package two units of the host sort.
 template <typename Bits>
 cudaError_t host_sort_with(const host_call& call);

@@ -132,7 +132,7 @@ bool sorts_in_place_of_rows(const job_request& request) {
 void host_sort(std::uintptr_t keys, std::uintptr_t positions, std::int64_t n, int key_bytes, const std::string& kind,
                std::uint64_t inf_bits, bool descending, std::size_t budget, nb::object progress) {
   if (key_bytes != 4 && key_bytes != 8)
-    throw nb::value_error("tilesort: host keys are 4 or 8 bytes (narrower ones are sorted as 4-byte ranks)");
+    throw nb::value_error("tilesort: host keys are 4 or 8 bytes (narrower ones are widened to 4 bytes first)");
   if (kind != "u" && kind != "i" && kind != "f") throw nb::value_error("tilesort: kind is 'u', 'i' or 'f'");
   tilesort_py::host_call call{pointer<void>(keys), pointer<std::int64_t>(positions), n, kind[0], inf_bits,
                               descending, budget, {}};

@@ -30,7 +30,7 @@ class HostSortStandIn:
         self.calls = 0
 
     def host_sort(self, keys, positions, n, key_bytes, kind, inf_bits, descending, budget, progress):
-        assert key_bytes in (4, 8) and kind in ("u", "i", "f") and n >= 2  # narrower keys come as 4-byte ranks
+        assert key_bytes in (4, 8) and kind in ("u", "i", "f") and n >= 2  # narrower keys come widened to 4 bytes
         if 0 < budget < self.too_small:
             raise ValueError("tilesort: the host sort rejected the call (cudaErrorInvalidValue)")
         self.calls += 1
@@ -168,6 +168,25 @@ def test_host_work_in_pieces(host_sort, shape, monkeypatch):
     thread pool gives the same results as in one piece."""
     monkeypatch.setattr(_host, "PIECE_ITEMS", 7)
     test_shapes_dims_and_layouts(host_sort, shape)
+
+
+@pytest.mark.parametrize("name", ["bool", "uint8", "int8", "uint16", "int16", "float16", "bfloat16"])
+def test_narrow_keys_widen_in_their_order(name, monkeypatch):
+    """1- and 2-byte keys, every bit pattern (NaN payloads, both zeros), widened to 4 bytes in pieces: the
+    widened keys rank in the dtype order of the narrow ones (equal ranks stay equal), both ways."""
+    monkeypatch.setattr(_host, "PIECE_ITEMS", 1000)
+    kt = tilesort.KEY_TYPES[name]
+    bits = np.arange(2 if name == "bool" else 1 << (8 * kt.bytes), dtype=f"u{kt.bytes}")
+    bits = bits[np.random.default_rng(8).permutation(bits.size)]
+    wide = np.empty(bits.size, dtype=np.uint32)
+    as_type = _host._widened(np, bits, kt, wide)
+    assert as_type.bytes == 4
+    for descending in (False, True):
+        narrow_ranks = rank(bits, kt.kind, kt.inf_bits, descending)
+        wide_ranks = rank(wide, as_type.kind, as_type.inf_bits, descending)
+        order = np.argsort(narrow_ranks, kind="stable")
+        assert np.array_equal(order, np.argsort(wide_ranks, kind="stable"))
+        assert np.array_equal(np.diff(narrow_ranks[order]) == 0, np.diff(wide_ranks[order]) == 0)
 
 
 def test_pairs_and_out(host_sort):

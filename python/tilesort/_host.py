@@ -6,9 +6,9 @@ sorted dim is last, are copied once on the host (the input is never written)
 and sorted in place by ``tilesort::host_sort_pairs`` (src/host_call.h) as the
 unsigned integers of their width in the dtype's order (src/dtype_order.cuh:
 NaN last, first when descending, -0.0 equal to +0.0), with their int64
-positions as values (1- and 2-byte keys as their 4-byte ranks in that order,
-the package carrying host-sort kernels for 4- and 8-byte keys only; their
-values are then gathered by position). The host sort is stable, so the result is numpy's
+positions as values (1- and 2-byte keys widened to 4-byte keys of the same
+order, the package carrying host-sort kernels for 4- and 8-byte keys only;
+their values are then gathered by position). The host sort is stable, so the result is numpy's
 ``kind="stable"`` bit for bit (torch.sort(stable=True)'s for torch input).
 Arrays of several rows sort all rows' keys at once, then the positions again
 by their row (stable too), and the keys and payloads are gathered by position.
@@ -72,23 +72,21 @@ def _gather(np, src, positions):
     return out
 
 
-def _ranks32(np, bits, key_type, out):
-    """out[:] = the dtype-order ranks of the 1- or 2-byte keys `bits` (1-D, their unsigned bits) as uint32, the
-    order of src/dtype_order.cuh ascending: NaN last, -0.0 equal to +0.0."""
-    width = 8 * key_type.bytes
-    top, ones = 1 << (width - 1), (1 << width) - 1
+def _widened(np, bits, key_type, out):
+    """The 1- or 2-byte keys `bits` (1-D, their unsigned bits) written to the uint32 `out` as 4-byte keys of the
+    same order (integers extended, float16 converted to float32, bfloat16 shifted into float32's top half);
+    returns the key type they sort as, so the library's dtype order serves them unchanged."""
+    if key_type.kind == "f" and key_type.inf_bits == KEY_TYPES["bfloat16"].inf_bits:
+        def work(lo, hi):
+            np.copyto(out[lo:hi], bits[lo:hi])
+            np.left_shift(out[lo:hi], 16, out=out[lo:hi])
 
-    def work(lo, hi):
-        b = bits[lo:hi].astype(np.uint32)
-        if key_type.kind == "f":
-            magnitude = b & (ones ^ top)
-            r = np.where(magnitude > key_type.inf_bits, ones,
-                         np.where(magnitude == 0, top, np.where(b & top, ~b & ones, b | top)))
-        else:
-            r = b ^ top if key_type.kind == "i" else b
-        out[lo:hi] = r
-
-    _in_pieces(bits.size, work)
+        _in_pieces(bits.size, work)
+        return KEY_TYPES["float32"]
+    wide = {"u": "uint32", "i": "int32", "f": "float32"}[key_type.kind]
+    narrow = {"u": bits.dtype, "i": np.dtype(f"int{8 * key_type.bytes}"), "f": np.dtype(np.float16)}[key_type.kind]
+    _copy(np, out.view(wide), bits.view(narrow))
+    return KEY_TYPES[wide]
 
 
 def host_kind(x):
@@ -226,13 +224,12 @@ def sort(function, x, dim, descending, values=None, *, out=None, keep_keys=True,
     length = moved.shape[-1]
     width = np.dtype(f"uint{8 * key_type.bytes}")
     n = moved.size
-    narrow = key_type.bytes < 4  # sorted as 4-byte ranks, the keys then gathered by position
+    narrow = key_type.bytes < 4  # sorted as 4-byte keys of the same order, the keys then gathered by position
     positions = np.empty(n, dtype=np.int64)  # pageable, as the keys: the host sort registers them for the call
     flat = np.ascontiguousarray(moved).reshape(-1).view(width) if narrow or n > length else None
     if narrow:
         keys = np.empty(n, dtype=np.uint32)
-        _ranks32(np, flat, key_type, keys)
-        sorted_as = KEY_TYPES["uint32"]
+        sorted_as = _widened(np, flat, key_type, keys)
     else:
         keys = np.empty(n, dtype=width)
         _copy(np, keys.reshape(moved.shape), (moved.view(width) if flat is None else flat).reshape(moved.shape))
