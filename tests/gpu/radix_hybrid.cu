@@ -12,7 +12,10 @@
 //   * the library's own policies at sizes where they choose the hybrid sort
 //     (random keys) or stay LSD (skewed keys), around the switch point,
 //     keys and pairs with 4-, 8- and 16-byte values, in place and copy;
-//   * the index sort (4-byte positions moved, int64 stored) through buckets.
+//   * the index sort (4-byte positions moved, int64 stored) through buckets;
+//   * the bucket tiles of integer keys alone: policies that take them at any
+//     mean bucket (every distribution, the stress patterns, every shape) and
+//     the library's own policy at the sizes where it takes them.
 #include <tilesort/device/radix_sort.cuh>
 
 #include <algorithm>
@@ -38,6 +41,13 @@ struct forced_buckets : Base {
 
 template <typename Key, typename Value = tilesort::detail::no_value>
 using base_policy = tilesort::detail::radix_policy_for<Key, Value>;
+
+// Forced buckets, and for integer keys alone the bucket tiles at any mean
+// bucket (radix_sort/buckets.cuh): the smallest shape that holds the spread.
+template <typename Base, int Digits>
+struct forced_tiles : forced_buckets<Base, Digits> {
+  static constexpr std::int64_t bucket_tile_min_mean = 0;
+};
 
 // Keys that stress the buckets, as 64-bit patterns cut to the key's width
 // (the top byte of a 4-byte key is bits 24-31).
@@ -133,6 +143,45 @@ TEST(RadixHybrid, OneBucketDigit) {
   using u64 = forced_buckets<base_policy<std::uint64_t>, 1>;
   check_distributions<radix_sorter_with<u64>, std::uint64_t, false>({small_run() ? 20011 : 300007});
   check_stress<radix_sorter_with<u64>, std::uint64_t, false>(3 * (u64::on_chip_bucket + 1) + 5, u64::on_chip_bucket);
+}
+
+// The bucket tiles: every distribution and stress pattern through the
+// smallest shape (buckets past it, and buckets whose keys do not spread,
+// go to the segmented sort); the larger shapes by one bucket digit (mean
+// buckets of half the tile); the library's own policy where it takes them
+// (8-byte integers from a mean bucket of bucket_tile_min_mean keys).
+TYPED_TEST(RadixHybrid, BucketTilesEveryDistribution) {
+  REQUIRE_GPU();
+  using tiles = forced_tiles<base_policy<TypeParam>, 2>;
+  check_distributions<radix_sorter_with<tiles>, TypeParam, false>({3000, small_run() ? 20011 : 1000003});
+  const int tile = tiles::bucket_tile_threads(0) * tiles::bucket_tile_items(0);
+  check_stress<radix_sorter_with<tiles>, TypeParam, false>(small_run() ? 3 * (tile + 1) + 5 : 40 * (tile + 1) + 7,
+                                                           tile);
+}
+
+TEST(RadixHybrid, BucketTilesOfEveryShape) {
+  REQUIRE_GPU();
+  using u64 = forced_tiles<base_policy<std::uint64_t>, 1>;
+  using i64 = forced_tiles<base_policy<std::int64_t>, 1>;
+  for (int shape = 1; shape < u64::bucket_tile_shapes; ++shape) {
+    const int capacity = u64::bucket_tile_threads(shape) * u64::bucket_tile_items(shape);
+    const std::int64_t n = 256 * std::int64_t(capacity / 2) + 77;  // a mean bucket of half the tile
+    SCOPED_TRACE("shape " + std::to_string(shape));
+    check_sizes<radix_sorter_with<u64>, std::uint64_t, false>({n});
+    check_sizes<radix_sorter_with<i64>, std::int64_t, false>({n + 1});
+    if (small_run()) continue;  // one sort a shape and key type under the sanitizers
+    check_distributions<radix_sorter_with<i64>, std::int64_t, false>({n});
+    check_stress<radix_sorter_with<u64>, std::uint64_t, false>(n, capacity);
+  }
+}
+
+TEST(RadixHybrid, BucketTilesOwnPolicy) {
+  REQUIRE_GPU();
+  if (small_run()) GTEST_SKIP() << "sizes where the library takes the tiles are too large for the sanitizer run";
+  using policy = base_policy<std::uint64_t>;
+  const std::int64_t from = 65536 * policy::bucket_tile_min_mean;
+  check_sizes<radix_sorter, std::uint64_t, false>({from - 1, from + 3});
+  check_sizes<radix_sorter, std::int64_t, false>({4 * from + 11});
 }
 
 // Pairs with positions as values (stability) through the buckets.

@@ -294,6 +294,50 @@ TEST(RadixPlan, HybridLayoutZeroesTheBucketStarts) {
   EXPECT_EQ(plain.total_bytes, plain.zero_offset + plain.zero_bytes) << "no bucket temp without buckets";
 }
 
+// The bucket tiles: the first shape that holds 1.5 x the mean bucket and
+// 64 keys, from the policy's mean on; their ends after the bucket sort's
+// temp, only where a shape was chosen.
+TEST(RadixPlan, BucketTilesTakeTheFirstShapeThatHoldsTheSpread) {
+  using policy = tilesort::radix_sort_policy<8, 0>;
+  constexpr int shapes = policy::bucket_tile_shapes;
+  int capacity[shapes];
+  for (int k = 0; k < shapes; ++k) capacity[k] = policy::bucket_tile_threads(k) * policy::bucket_tile_items(k);
+  for (int k = 1; k < shapes; ++k) EXPECT_GT(capacity[k], capacity[k - 1]);
+  const std::int64_t buckets = 65536, min_mean = policy::bucket_tile_min_mean;
+  EXPECT_EQ(-1, radix_bucket_tile_for(0, buckets, capacity, shapes, min_mean));
+  EXPECT_EQ(-1, radix_bucket_tile_for(buckets * (min_mean - 1), buckets, capacity, shapes, min_mean));
+  for (int log_n = 23; log_n <= 30; ++log_n) {
+    SCOPED_TRACE(log_n);
+    const std::int64_t n = std::int64_t(1) << log_n;
+    const std::int64_t wanted = n / buckets + n / buckets / 2 + 64;
+    const int shape = radix_bucket_tile_for(n, buckets, capacity, shapes, min_mean);
+    if (shape < 0) {
+      EXPECT_LT(capacity[shapes - 1], wanted);
+      continue;
+    }
+    EXPECT_GE(capacity[shape], wanted);
+    if (shape > 0) EXPECT_LT(capacity[shape - 1], wanted) << "the smallest shape that holds it";
+  }
+  EXPECT_EQ(0, radix_bucket_tile_for(std::int64_t(1) << 24, buckets, capacity, shapes, min_mean));
+  EXPECT_EQ(1, radix_bucket_tile_for(std::int64_t(1) << 26, buckets, capacity, shapes, min_mean));
+  EXPECT_EQ(2, radix_bucket_tile_for(std::int64_t(1) << 28, buckets, capacity, shapes, min_mean));
+  EXPECT_EQ(-1, radix_bucket_tile_for(std::int64_t(1) << 29, buckets, capacity, shapes, min_mean));
+  EXPECT_EQ(0, radix_bucket_tile_for(3000, buckets, capacity, shapes, 0)) << "any mean where min_mean is 0";
+
+  const radix_sort_shape hybrid{policy::tile_items, policy::ring_tiles, policy::window, 8,
+                                radix_hybrid_limits{2, policy::largest_bucket, 1}};
+  const std::int64_t n = std::int64_t(1) << 24;
+  const radix_sort_plan none = make_radix_sort_plan(n, 8, 0, hybrid, 12345);
+  EXPECT_EQ(-1, none.bucket_tile);
+  const radix_sort_plan tiles = make_radix_sort_plan(n, 8, 0, hybrid, 12345, 1);
+  EXPECT_EQ(1, tiles.bucket_tile);
+  EXPECT_EQ(tiles.ends_offset, tiles.buckets_offset + align_temp(12345));
+  EXPECT_EQ(tiles.total_bytes, tiles.ends_offset + align_temp(std::size_t(tiles.buckets) * 8));
+  EXPECT_EQ(none.total_bytes + align_temp(std::size_t(tiles.buckets) * 8), tiles.total_bytes);
+  const radix_sort_shape lsd{policy::tile_items, policy::ring_tiles, policy::window, 8, {}};
+  EXPECT_EQ(-1, make_radix_sort_plan(1000, 8, 0, lsd, 0, 1).bucket_tile) << "no tiles without buckets";
+}
+
 // The choice between LSD and buckets from each digit's largest bin.
 TEST(RadixChooseBuckets, TopVaryingDigitsWhenTheKeysSpread) {
   const std::int64_t n = std::int64_t(1) << 24;

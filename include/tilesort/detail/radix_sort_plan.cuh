@@ -150,6 +150,23 @@ TILESORT_HD std::int64_t radix_bucket_of(Bits bits, const int* bucket_digit, int
   return bucket;
 }
 
+// The hybrid sort's bucket tiles (device/radix_sort/buckets.cuh): a block
+// per bucket of up to `capacity[k]` keys, shapes by increasing capacity.
+// For n keys in `buckets` buckets, the first shape whose capacity holds
+// 1.5 x the mean bucket plus 64 keys (random keys' buckets spread by about
+// the square root of the mean), from a mean of `min_mean` keys on; -1 where
+// none does or the mean is smaller (the segmented sort takes every bucket).
+TILESORT_HD int radix_bucket_tile_for(std::int64_t n, std::int64_t buckets, const int* capacity, int shapes,
+                                      std::int64_t min_mean) {
+  if (n <= 0 || buckets <= 0) return -1;
+  const std::int64_t mean = n / buckets;
+  if (mean < min_mean) return -1;
+  const std::int64_t wanted = mean + mean / 2 + 64;
+  for (int k = 0; k < shapes; ++k)
+    if (capacity[k] >= wanted) return k;
+  return -1;
+}
+
 // The look-back word of one (tile, digit).
 struct radix_lookback {
   static constexpr int count_bits = 40;
@@ -228,6 +245,8 @@ struct radix_sort_plan {
   std::int64_t buckets = 0;    // 256^bucket_digits (hybrid)
   std::size_t offsets_offset = 0;    // buckets + 1 bucket starts (zeroed: empty buckets unless the sort fills them)
   std::size_t buckets_offset = 0;    // the bucket sort's temp storage
+  int bucket_tile = -1;              // the bucket tiles' shape (radix_bucket_tile_for), -1: none
+  std::size_t ends_offset = 0;       // with bucket tiles: each bucket's end for the segmented sort
   std::size_t total_bytes = 0;
 };
 
@@ -240,9 +259,11 @@ struct radix_control {
 };
 
 // The plan for n keys of key_bytes with value_bytes values (0: keys alone);
-// `bucket_sort_bytes`: the bucket sort's temp storage (hybrid plans only).
+// `bucket_sort_bytes`: the bucket sort's temp storage, `bucket_tile` the
+// bucket tiles' shape (hybrid plans only; -1: no tiles).
 inline radix_sort_plan make_radix_sort_plan(std::int64_t n, std::size_t key_bytes, std::size_t value_bytes,
-                                            const radix_sort_shape& shape, std::size_t bucket_sort_bytes = 0) {
+                                            const radix_sort_shape& shape, std::size_t bucket_sort_bytes = 0,
+                                            int bucket_tile = -1) {
   radix_sort_plan plan;
   plan.n = n;
   plan.passes = shape.passes;
@@ -267,6 +288,8 @@ inline radix_sort_plan make_radix_sort_plan(std::int64_t n, std::size_t key_byte
   plan.zero_offset = plan.control_offset;
   plan.zero_bytes = offset - plan.control_offset;
   plan.buckets_offset = take(plan.buckets > 0 ? bucket_sort_bytes : 0);
+  plan.bucket_tile = plan.buckets > 0 ? bucket_tile : -1;
+  plan.ends_offset = take(plan.bucket_tile >= 0 ? static_cast<std::size_t>(plan.buckets) * sizeof(std::int64_t) : 0);
   plan.total_bytes = offset;
   return plan;
 }

@@ -22,8 +22,10 @@
 //      the last pass writes the output. Hybrid: the top one or two varying
 //      digits alone, which groups the keys into buckets that share them.
 //   3. hybrid only (radix_sort/buckets.cuh): a read of the keys finds each
-//      bucket's start; the segmented sort sorts every bucket on chip, all
-//      its bits (a warp or a block per bucket: one more read and write).
+//      bucket's start; for integer keys alone a block per bucket sorts it in
+//      shared memory where it fits the plan's tile and its keys spread; the
+//      segmented sort sorts every other bucket on chip, all its bits (a warp
+//      or a block per bucket). Either way one more read and write.
 // Cost: a zeroing of the control block (a memset), 1 + 8 x sizeof(image) / 8
 // launches (skipped passes return at once), in place one more, hybrid plans
 // the segmented sort's launches more; DRAM traffic, LSD: (1 + 2P) key reads
@@ -34,8 +36,8 @@
 // Temp storage: n keys and n values (the alternate buffer, also the bucket
 // sort's scratch), a 17 KB control block and the look-back ring (a slot per
 // tile, at most 16384 tiles x 256 digits x 8 bytes = 32 MB); hybrid plans add
-// the bucket starts (8 x 256^B bytes) and the segmented sort's lists (about
-// 80 bytes per bucket). In place (keys_out == keys_in, values likewise)
+// the bucket starts (8 x 256^B bytes, with bucket tiles as much again for
+// their ends) and the segmented sort's lists (about 80 bytes per bucket). In place (keys_out == keys_in, values likewise)
 // works. n above detail::radix_max_keys (2^40) is refused.
 //
 //   std::size_t temp_bytes = 0;
@@ -99,6 +101,24 @@ radix_hybrid_limits radix_hybrid_for(std::int64_t n) {
   return hybrid;
 }
 
+// Whether the hybrid sort's buckets may go to the bucket tiles
+// (radix_sort/buckets.cuh): keys alone whose equivalent keys are identical.
+template <typename Key, typename Value, typename Order>
+inline constexpr bool radix_bucket_tiles = !has_values<Value> && equivalence_is_identity<Key, Order>;
+
+// The bucket tiles' shape for n keys in `buckets` buckets (-1: none).
+template <typename Policy, typename Key, typename Value, typename Order>
+int radix_bucket_tile_plan(std::int64_t n, std::int64_t buckets) {
+  if constexpr (radix_bucket_tiles<Key, Value, Order>) {
+    int capacity[Policy::bucket_tile_shapes];
+    for (int k = 0; k < Policy::bucket_tile_shapes; ++k)
+      capacity[k] = Policy::bucket_tile_threads(k) * Policy::bucket_tile_items(k);
+    return radix_bucket_tile_for(n, buckets, capacity, Policy::bucket_tile_shapes, Policy::bucket_tile_min_mean);
+  } else {
+    return -1;
+  }
+}
+
 template <typename Policy, typename Key, typename Value, typename Order, typename OutValue = Value>
 radix_sort_plan make_radix_sort_plan_for(std::int64_t n) {
   const radix_hybrid_limits hybrid = radix_hybrid_for<Policy, Key, Order>(n);
@@ -109,7 +129,8 @@ radix_sort_plan make_radix_sort_plan_for(std::int64_t n) {
   const std::size_t value_bytes = std::max(value_bytes_of<Value>, value_bytes_of<radix_bucket_value<Value, OutValue>>);
   const std::int64_t buckets = std::int64_t(1) << (8 * hybrid.bucket_digits);
   return make_radix_sort_plan(n, sizeof(Key), value_bytes, shape,
-                              radix_bucket_setup<Key, Value, OutValue>(n, buckets).total_bytes);
+                              radix_bucket_setup<Key, Value, OutValue>(n, buckets).total_bytes,
+                              radix_bucket_tile_plan<Policy, Key, Value, Order>(n, buckets));
 }
 
 // Launches the whole sort. Arguments are checked; `temp` holds the plan's
@@ -197,6 +218,15 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
                                            static_cast<const Key*>(keys_out), plan.n, image,
                                            static_cast<const radix_control*>(control), plan.hybrid.bucket_digits,
                                            starts));
+    const std::int64_t* ends = starts + 1;
+    if constexpr (radix_bucket_tiles<Key, Value, Order>) {
+      if (plan.bucket_tile >= 0) {
+        auto* tile_ends = reinterpret_cast<std::int64_t*>(base + plan.ends_offset);
+        TILESORT_RETURN_IF_ERROR(launch_radix_bucket_tiles<policy>(plan.bucket_tile, keys_out, starts, tile_ends,
+                                                                   plan.buckets, image, stream));
+        ends = tile_ends;
+      }
+    }
     const auto setup = radix_bucket_setup<Key, Value, OutValue>(plan.n, plan.buckets);
     bucket_value* values = nullptr;
     bucket_value* values_scratch = nullptr;
@@ -206,7 +236,7 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
     }
     return segmented_sort_general<true>(setup, base + plan.buckets_offset, static_cast<const Key*>(keys_out), keys_out,
                                         static_cast<const bucket_value*>(values), values,
-                                        offsets_source<std::int64_t>{starts, starts + 1, plan.buckets, plan.n},
+                                        offsets_source<std::int64_t>{starts, ends, plan.buckets, plan.n},
                                         nullptr, order, stream, sort_options{},
                                         reinterpret_cast<Key*>(base + plan.keys_offset), values_scratch);
   } else {

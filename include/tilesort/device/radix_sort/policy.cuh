@@ -88,6 +88,24 @@ struct radix_sort_policy {
   /// bucket sort costs about four passes (8-byte keys with 20 varying bits
   /// take three LSD passes, faster than two passes and the bucket sort).
   static constexpr int hybrid_min_passes_saved = 4;
+  /// Bucket tiles (radix_sort/buckets.cuh), for keys alone whose equivalent
+  /// keys are identical (integers under less / greater): one block sorts a
+  /// bucket of up to threads x items keys in shared memory by splitting it
+  /// on its top varying bits into runs of a few keys, each run then sorted
+  /// by one thread. Shapes by increasing capacity; the plan takes the first
+  /// that holds 1.5 x the mean bucket and 64 keys, from a mean bucket of
+  /// bucket_tile_min_mean keys on (detail::radix_bucket_tile_for). A block
+  /// whose runs give one thread more than bucket_tile_max_run keys, and
+  /// every bucket longer than the tile, is left to the segmented sort.
+  static constexpr int bucket_tile_shapes = 3;
+  /// @copydoc bucket_tile_shapes
+  static constexpr int bucket_tile_threads(int shape) { return shape == 0 ? 64 : shape == 1 ? 128 : 512; }
+  /// @copydoc bucket_tile_shapes
+  static constexpr int bucket_tile_items(int shape) { return shape == 0 ? 8 : 16; }
+  /// @copydoc bucket_tile_shapes
+  static constexpr std::int64_t bucket_tile_min_mean = 128;
+  /// @copydoc bucket_tile_shapes
+  static constexpr int bucket_tile_max_run = 32;
   /// Threads per block of the kernel that finds the buckets' starts.
   static constexpr int bucket_start_threads = 256;
   /// Keys per thread of that kernel: a warp takes 32 x this many at a time.
