@@ -154,7 +154,7 @@ TYPED_TEST(RadixHybrid, BucketTilesEveryDistribution) {
   REQUIRE_GPU();
   using tiles = forced_tiles<base_policy<TypeParam>, 2>;
   check_distributions<radix_sorter_with<tiles>, TypeParam, false>({3000, small_run() ? 20011 : 1000003});
-  const int tile = tiles::bucket_tile_threads(0) * tiles::bucket_tile_items(0);
+  const int tile = tiles::bucket_tile_capacity(0);
   check_stress<radix_sorter_with<tiles>, TypeParam, false>(small_run() ? 3 * (tile + 1) + 5 : 40 * (tile + 1) + 7,
                                                            tile);
 }
@@ -164,7 +164,7 @@ TEST(RadixHybrid, BucketTilesOfEveryShape) {
   using u64 = forced_tiles<base_policy<std::uint64_t>, 1>;
   using i64 = forced_tiles<base_policy<std::int64_t>, 1>;
   for (int shape = 1; shape < u64::bucket_tile_shapes; ++shape) {
-    const int capacity = u64::bucket_tile_threads(shape) * u64::bucket_tile_items(shape);
+    const int capacity = u64::bucket_tile_capacity(shape);
     const std::int64_t n = 256 * std::int64_t(capacity / 2) + 77;  // a mean bucket of half the tile
     SCOPED_TRACE("shape " + std::to_string(shape));
     check_sizes<radix_sorter_with<u64>, std::uint64_t, false>({n});

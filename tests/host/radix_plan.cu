@@ -301,7 +301,7 @@ TEST(RadixPlan, BucketTilesTakeTheFirstShapeThatHoldsTheSpread) {
   using policy = tilesort::radix_sort_policy<8, 0>;
   constexpr int shapes = policy::bucket_tile_shapes;
   int capacity[shapes];
-  for (int k = 0; k < shapes; ++k) capacity[k] = policy::bucket_tile_threads(k) * policy::bucket_tile_items(k);
+  for (int k = 0; k < shapes; ++k) capacity[k] = policy::bucket_tile_capacity(k);
   for (int k = 1; k < shapes; ++k) EXPECT_GT(capacity[k], capacity[k - 1]);
   const std::int64_t buckets = 65536, min_mean = policy::bucket_tile_min_mean;
   EXPECT_EQ(-1, radix_bucket_tile_for(0, buckets, capacity, shapes, min_mean));

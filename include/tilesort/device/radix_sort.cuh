@@ -37,8 +37,9 @@
 // sort's scratch), a 17 KB control block and the look-back ring (a slot per
 // tile, at most 16384 tiles x 256 digits x 8 bytes = 32 MB); hybrid plans add
 // the bucket starts (8 x 256^B bytes, with bucket tiles as much again for
-// their ends) and the segmented sort's lists (about 80 bytes per bucket). In place (keys_out == keys_in, values likewise)
-// works. n above detail::radix_max_keys (2^40) is refused.
+// their ends) and the segmented sort's lists (about 80 bytes per bucket). In
+// place (keys_out == keys_in, values likewise) works. n above
+// detail::radix_max_keys (2^40) is refused.
 //
 //   std::size_t temp_bytes = 0;
 //   tilesort::radix_sort_keys(nullptr, temp_bytes, d_in, d_out, n);          // size query
@@ -111,8 +112,7 @@ template <typename Policy, typename Key, typename Value, typename Order>
 int radix_bucket_tile_plan(std::int64_t n, std::int64_t buckets) {
   if constexpr (radix_bucket_tiles<Key, Value, Order>) {
     int capacity[Policy::bucket_tile_shapes];
-    for (int k = 0; k < Policy::bucket_tile_shapes; ++k)
-      capacity[k] = Policy::bucket_tile_threads(k) * Policy::bucket_tile_items(k);
+    for (int k = 0; k < Policy::bucket_tile_shapes; ++k) capacity[k] = Policy::bucket_tile_capacity(k);
     return radix_bucket_tile_for(n, buckets, capacity, Policy::bucket_tile_shapes, Policy::bucket_tile_min_mean);
   } else {
     return -1;

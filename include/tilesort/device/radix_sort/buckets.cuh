@@ -251,5 +251,4 @@ cudaError_t launch_radix_bucket_tiles(int shape, Key* keys, const std::int64_t* 
   }
 }
 
-
 }  // namespace tilesort::detail

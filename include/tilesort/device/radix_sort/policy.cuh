@@ -103,6 +103,8 @@ struct radix_sort_policy {
   /// @copydoc bucket_tile_shapes
   static constexpr int bucket_tile_items(int shape) { return shape == 0 ? 8 : 16; }
   /// @copydoc bucket_tile_shapes
+  static constexpr int bucket_tile_capacity(int shape) { return bucket_tile_threads(shape) * bucket_tile_items(shape); }
+  /// @copydoc bucket_tile_shapes
   static constexpr std::int64_t bucket_tile_min_mean = 128;
   /// @copydoc bucket_tile_shapes
   static constexpr int bucket_tile_max_run = 32;
