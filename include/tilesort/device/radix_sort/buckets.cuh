@@ -127,17 +127,19 @@ __global__ __launch_bounds__(Threads, 1024 / Threads) void radix_bucket_tile_ker
   const int count = static_cast<int>(end - begin);
   const auto bits_of = [&](const Key& key) { return static_cast<std::uint64_t>(image(key)); };
 
-  // The keys (a thread past the bucket holds its first key again: it
-  // changes neither the OR nor the AND), and the bits that vary among them.
+  // The keys (slots past the bucket stay unread and unused), and the bits
+  // that vary among them.
   Key key[Items];
   std::uint64_t any = 0, all = ~std::uint64_t(0);
   TILESORT_UNROLL
   for (int i = 0; i < Items; ++i) {
     const int p = i * Threads + t;
-    key[i] = p < count ? keys[begin + p] : keys[begin];
-    const std::uint64_t b = bits_of(key[i]);
-    any |= b;
-    all &= b;
+    if (p < count) {
+      key[i] = keys[begin + p];
+      const std::uint64_t b = bits_of(key[i]);
+      any |= b;
+      all &= b;
+    }
   }
   const auto warp_or = [](std::uint64_t x) {
     return std::uint64_t(__reduce_or_sync(0xffffffffu, unsigned(x >> 32))) << 32 |
