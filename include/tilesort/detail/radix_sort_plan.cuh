@@ -246,7 +246,7 @@ struct radix_sort_plan {
   std::size_t offsets_offset = 0;    // buckets + 1 bucket starts (zeroed: empty buckets unless the sort fills them)
   std::size_t buckets_offset = 0;    // the bucket sort's temp storage
   int bucket_tile = -1;              // the bucket tiles' shape (radix_bucket_tile_for), -1: none
-  std::size_t ends_offset = 0;       // with bucket tiles: each bucket's end for the segmented sort (zeroed)
+  std::size_t ends_offset = 0;       // with bucket tiles: each bucket's end for the segmented sort
   std::size_t total_bytes = 0;
 };
 
@@ -285,11 +285,11 @@ inline radix_sort_plan make_radix_sort_plan(std::int64_t n, std::size_t key_byte
   plan.hybrid = shape.hybrid;
   plan.buckets = plan.hybrid.bucket_digits > 0 ? std::int64_t(1) << (8 * plan.hybrid.bucket_digits) : 0;
   plan.offsets_offset = take(plan.buckets > 0 ? static_cast<std::size_t>(plan.buckets + 1) * sizeof(std::int64_t) : 0);
-  plan.bucket_tile = plan.buckets > 0 ? bucket_tile : -1;
-  plan.ends_offset = take(plan.bucket_tile >= 0 ? static_cast<std::size_t>(plan.buckets) * sizeof(std::int64_t) : 0);
   plan.zero_offset = plan.control_offset;
   plan.zero_bytes = offset - plan.control_offset;
   plan.buckets_offset = take(plan.buckets > 0 ? bucket_sort_bytes : 0);
+  plan.bucket_tile = plan.buckets > 0 ? bucket_tile : -1;
+  plan.ends_offset = take(plan.bucket_tile >= 0 ? static_cast<std::size_t>(plan.buckets) * sizeof(std::int64_t) : 0);
   plan.total_bytes = offset;
   return plan;
 }

@@ -223,9 +223,7 @@ cudaError_t radix_sort_launch(const radix_sort_plan& plan, void* temp, const Key
       if (plan.bucket_tile >= 0) {
         auto* tile_ends = reinterpret_cast<std::int64_t*>(base + plan.ends_offset);
         TILESORT_RETURN_IF_ERROR(launch_radix_bucket_tiles<policy>(plan.bucket_tile, keys_out, starts, tile_ends,
-                                                                   plan.buckets,
-                                                                   static_cast<const radix_control*>(control), image,
-                                                                   stream));
+                                                                   plan.buckets, image, stream));
         ends = tile_ends;
       }
     }

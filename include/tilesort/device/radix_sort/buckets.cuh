@@ -8,10 +8,10 @@
 //      empty ones included);
 //   2. keys alone whose equivalent keys are identical (integers under
 //      less / greater), where the plan chose a tile shape
-//      (radix_bucket_tile_for): radix_bucket_tile_kernel, a block at a
-//      time per bucket, sorts every bucket of up to a tile in shared memory
-//      (read once, written once) and marks it done by an empty segment;
-//      order among equal keys cannot show, so the tile need not be stable;
+//      (radix_bucket_tile_for): radix_bucket_tile_kernel, a block per
+//      bucket, sorts every bucket of up to a tile in shared memory (read
+//      once, written once) and marks it done by an empty segment; order
+//      among equal keys cannot show, so the tile need not be stable;
 //   3. the segmented sort's general path (device/segmented_sort.cuh) sorts
 //      every bucket left in place by the sort's order, stably: buckets of up
 //      to a block's tile are read once and written once (a warp or a block
@@ -19,11 +19,10 @@
 //      go to its early-exit merge sort, with the radix sort's alternate
 //      buffers as scratch.
 // Where the histogram chose the LSD sort (or the front door's probe skipped
-// the radix sort), steps 1 and 2 return at once and the starts and ends stay
-// zero: every bucket is empty and step 3 touches no key.
+// the radix sort), step 1 returns at once and the starts stay zero: every
+// bucket is empty and steps 2 and 3 touch no key.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 
 #include "../../block/block_scan.cuh"
@@ -93,8 +92,8 @@ struct radix_bucket_tile_storage {
   std::int64_t warp_sums[warps + 1];               // block_exclusive_sum's
 };
 
-// One bucket of the hybrid sort, keys alone whose equivalent keys are
-// identical, by the whole block. A bucket of 2 to Threads x Items keys: its keys are loaded
+// One block per bucket of the hybrid sort, keys alone whose equivalent keys
+// are identical. A bucket of 2 to Threads x Items keys: its keys are loaded
 // (lane-striped), the bits that vary among them found (OR and AND over the
 // block), and the top digit_bits of those split the bucket into sub-buckets
 // in shared memory (a shared atomic per key gives its place in its
@@ -104,14 +103,18 @@ struct radix_bucket_tile_storage {
 // done) or, where the bucket is longer than the tile or a thread's
 // sub-buckets hold more than MaxRun keys (keys the top varying bits do not
 // spread), its end: the segmented sort then sorts it.
-// Every thread returns at the same point (the conditions are block-uniform).
 template <int Threads, int Items, int MaxRun, typename Key, typename Image>
-TILESORT_DEVICE void radix_bucket_tile(radix_bucket_tile_storage<Threads, Items, Key>& shared, Key* keys,
-                                       const std::int64_t* starts, std::int64_t* ends, std::int64_t bucket,
-                                       Image image) {
+__global__ __launch_bounds__(Threads, 1024 / Threads) void radix_bucket_tile_kernel(Key* keys,
+                                                                                    const std::int64_t* starts,
+                                                                                    std::int64_t* ends, Image image) {
   using storage_type = radix_bucket_tile_storage<Threads, Items, Key>;
   constexpr int per_thread = storage_type::bins / Threads;
   constexpr int digit_bits = storage_type::digit_bits;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  auto& shared = *reinterpret_cast<storage_type*>(shared_bytes);
+  wait_for_previous_kernel();
+  allow_next_kernel();
+  const std::int64_t bucket = blockIdx.x;
   const std::int64_t begin = starts[bucket];
   const std::int64_t end = starts[bucket + 1];
   const int t = static_cast<int>(threadIdx.x);
@@ -229,49 +232,22 @@ TILESORT_DEVICE void radix_bucket_tile(radix_bucket_tile_storage<Threads, Items,
   if (t == 0) ends[bucket] = begin;
 }
 
-// The bucket tiles: as many blocks as the GPU holds at once, block k taking
-// buckets k, k + gridDim.x, ... Where the histogram chose the LSD sort
-// (control's schedule has no buckets) every block returns at once: the
-// starts and ends, zeroed before the sort, make every bucket empty.
-template <int Threads, int Items, int MaxRun, typename Key, typename Image>
-__global__ __launch_bounds__(Threads, 1024 / Threads) void radix_bucket_tile_kernel(Key* keys,
-                                                                                    const std::int64_t* starts,
-                                                                                    std::int64_t* ends,
-                                                                                    std::int64_t buckets,
-                                                                                    const radix_control* control,
-                                                                                    Image image) {
-  using storage_type = radix_bucket_tile_storage<Threads, Items, Key>;
-  extern __shared__ __align__(16) unsigned char shared_bytes[];
-  auto& shared = *reinterpret_cast<storage_type*>(shared_bytes);
-  wait_for_previous_kernel();
-  allow_next_kernel();
-  if (control->schedule.buckets == 0) return;
-  for (std::int64_t bucket = blockIdx.x; bucket < buckets; bucket += gridDim.x) {
-    radix_bucket_tile<Threads, Items, MaxRun>(shared, keys, starts, ends, bucket, image);
-    __syncthreads();  // the next bucket reuses the shared memory
-  }
-}
-
 // Launches the bucket tiles of shape `shape` (Policy::bucket_tile_*) over
-// `buckets` buckets.
+// `buckets` buckets, a block each.
 template <typename Policy, int Shape = 0, typename Key, typename Image>
 cudaError_t launch_radix_bucket_tiles(int shape, Key* keys, const std::int64_t* starts, std::int64_t* ends,
-                                      std::int64_t buckets, const radix_control* control, Image image,
-                                      cudaStream_t stream) {
+                                      std::int64_t buckets, Image image, cudaStream_t stream) {
   if constexpr (Shape < Policy::bucket_tile_shapes) {
     if (shape != Shape)
-      return launch_radix_bucket_tiles<Policy, Shape + 1>(shape, keys, starts, ends, buckets, control, image, stream);
+      return launch_radix_bucket_tiles<Policy, Shape + 1>(shape, keys, starts, ends, buckets, image, stream);
     constexpr int threads = Policy::bucket_tile_threads(Shape);
     constexpr int items = Policy::bucket_tile_items(Shape);
     constexpr std::size_t shared_bytes = sizeof(radix_bucket_tile_storage<threads, items, Key>);
-    constexpr auto kernel = radix_bucket_tile_kernel<threads, items, Policy::bucket_tile_max_run, Key, Image>;
-    if (buckets <= 0) return cudaErrorInvalidValue;
+    auto* kernel = radix_bucket_tile_kernel<threads, items, Policy::bucket_tile_max_run, Key, Image>;
+    if (buckets <= 0 || buckets > 0x7fffffff) return cudaErrorInvalidValue;
     TILESORT_RETURN_IF_ERROR(allow_dynamic_shared_memory(kernel, shared_bytes));
-    unsigned grid = 0;
-    TILESORT_RETURN_IF_ERROR(remembered_grid<kernel>(threads, shared_bytes, grid));
-    grid = static_cast<unsigned>(std::min<std::int64_t>(grid, buckets));
-    return launch_kernel(kernel, grid, threads, shared_bytes, stream, true, keys, starts, ends, buckets, control,
-                         image);
+    return launch_kernel(kernel, static_cast<unsigned>(buckets), threads, shared_bytes, stream, true, keys, starts,
+                         ends, image);
   } else {
     return cudaErrorInvalidValue;  // (no such shape)
   }
